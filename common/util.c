@@ -1,0 +1,178 @@
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "util.h"
+
+void *
+xmalloc(size_t n)
+{
+	void	*p;
+
+	if ((p = malloc(n == 0 ? 1 : n)) == NULL)
+		fatal("malloc %zu", n);
+	return p;
+}
+
+void *
+xcalloc(size_t nmemb, size_t size)
+{
+	void	*p;
+
+	if ((p = calloc(nmemb == 0 ? 1 : nmemb, size == 0 ? 1 : size)) == NULL)
+		fatal("calloc %zu x %zu", nmemb, size);
+	return p;
+}
+
+void *
+xreallocarray(void *old, size_t nmemb, size_t size)
+{
+	void	*p;
+
+	if ((p = reallocarray(old, nmemb == 0 ? 1 : nmemb, size)) == NULL)
+		fatal("reallocarray %zu x %zu", nmemb, size);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	char	*p;
+
+	if ((p = strdup(s)) == NULL)
+		fatal("strdup");
+	return p;
+}
+
+int
+xasprintf(char **ret, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vasprintf(ret, fmt, ap);
+	va_end(ap);
+	if (n == -1)
+		fatal("asprintf");
+	return n;
+}
+
+int
+str_copy(char *dst, const char *src, size_t size)
+{
+	size_t	 len = strlen(src);
+
+	if (size == 0)
+		return -1;
+	if (len >= size) {
+		memcpy(dst, src, size - 1);
+		dst[size - 1] = '\0';
+		return -1;
+	}
+	memcpy(dst, src, len + 1);
+	return 0;
+}
+
+const char *
+str_to_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long	 v;
+	char			*end;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return "invalid";
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end != '\0')
+		return "invalid";
+	if (errno == ERANGE || v > max)
+		return "too large";
+	if (v < min)
+		return "too small";
+	*out = v;
+	return NULL;
+}
+
+uint64_t
+mono_ns(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+mono_ms(void)
+{
+	return mono_ns() / 1000000ULL;
+}
+
+int
+user_lookup(const char *name, uid_t *uid, gid_t *gid)
+{
+	struct passwd	*pw;
+	uint64_t	 n;
+
+	if ((pw = getpwnam(name)) != NULL) {
+		*uid = pw->pw_uid;
+		*gid = pw->pw_gid;
+		return 0;
+	}
+	/* A bare number is a uid, its group the same number unless named. */
+	if (str_to_u64(name, 0, UINT32_MAX - 1, &n) != NULL)
+		return -1;
+	*uid = (uid_t)n;
+	if ((pw = getpwuid(*uid)) != NULL)
+		*gid = pw->pw_gid;
+	else
+		*gid = (gid_t)n;
+	return 0;
+}
+
+int
+group_lookup(const char *name, gid_t *gid)
+{
+	struct group	*gr;
+	uint64_t	 n;
+
+	if ((gr = getgrnam(name)) != NULL) {
+		*gid = gr->gr_gid;
+		return 0;
+	}
+	if (str_to_u64(name, 0, UINT32_MAX - 1, &n) != NULL)
+		return -1;
+	*gid = (gid_t)n;
+	return 0;
+}
+
+int
+fd_set_nonblock(int fd)
+{
+	int	 fl;
+
+	if ((fl = fcntl(fd, F_GETFL)) == -1)
+		return -1;
+	return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+int
+fd_set_cloexec(int fd)
+{
+	int	 fl;
+
+	if ((fl = fcntl(fd, F_GETFD)) == -1)
+		return -1;
+	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+}

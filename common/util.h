@@ -1,0 +1,42 @@
+/*
+ * Small helpers used across the suite.
+ */
+#ifndef MCPD_UTIL_H
+#define MCPD_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define nitems(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Allocation that cannot fail: out of memory ends a daemon via fatal(). */
+void	*xmalloc(size_t);
+void	*xcalloc(size_t, size_t);
+void	*xreallocarray(void *, size_t, size_t);
+char	*xstrdup(const char *);
+int	 xasprintf(char **, const char *, ...)
+	    __attribute__((__format__(printf, 2, 3)));
+
+/* Copy with truncation check: 0 when all of src fit, -1 when cut. */
+int	 str_copy(char *, const char *, size_t);
+
+/*
+ * Parse a decimal integer in [min, max]; NULL on success, otherwise a short
+ * reason ("too large", "invalid", ...), as OpenBSD's strtonum(3) does.
+ */
+const char *str_to_u64(const char *, uint64_t, uint64_t, uint64_t *);
+
+/* Monotonic clock in nanoseconds and milliseconds. */
+uint64_t mono_ns(void);
+uint64_t mono_ms(void);
+
+/* Resolve a user or group given by name or number. -1 if unknown. */
+int	 user_lookup(const char *, uid_t *, gid_t *);
+int	 group_lookup(const char *, gid_t *);
+
+/* fcntl helpers; -1 with errno on failure. */
+int	 fd_set_nonblock(int);
+int	 fd_set_cloexec(int);
+
+#endif

@@ -1,0 +1,49 @@
+#!/bin/sh
+# Install the Debian packages that building, running or testing mcpd needs.
+# As root the missing ones are installed with apt-get; anyone else is told
+# exactly what to install.
+#
+#	sh scripts/deps.sh build|run|check
+set -eu
+
+build="gcc make pkg-config bison libevent-dev libjansson-dev libsqlite3-dev
+libseccomp-dev libcap-ng-dev libsodium-dev"
+run="$build runc"
+check="$run gdb sqlite3 mandoc procps util-linux"
+
+case "${1:-build}" in
+build)	want=$build ;;
+run)	want=$run ;;
+check)	want=$check ;;
+*)	echo "usage: $0 build|run|check" >&2; exit 2 ;;
+esac
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "deps: not a Debian system; make sure these are installed:" \
+	    $want >&2
+	exit 0
+fi
+
+missing=
+for p in $want; do
+	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$s" in
+	*" installed") ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages:$missing" >&2
+	echo "deps: install them with: sudo apt-get install$missing" >&2
+	exit 1
+fi
+echo "deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Package lists may be absent or stale on a fresh machine: update once and
+# retry before giving up.
+if ! apt-get install -y -q --no-install-recommends $missing >&2; then
+	apt-get update -q >&2
+	apt-get install -y -q --no-install-recommends $missing >&2
+fi
