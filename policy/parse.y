@@ -1,0 +1,2025 @@
+/*
+ * mcpd.conf(5) parser.
+ *
+ * Each file is read whole before it is tokenized: the digest then covers
+ * exactly the bytes parsed, and a line can be checked for its length and
+ * for NUL bytes before any of it reaches the lexer.  The parser is pure and
+ * every piece of state lives in a struct parse_ctx, so nothing carries over
+ * from one policy_load() to the next.
+ */
+
+%code requires {
+#include "policy.h"
+
+struct parse_ctx;
+
+/* Where a token was read: the file as named in messages, and its line. */
+struct ploc {
+	const char	*file;
+	int		 line;
+};
+}
+
+%{
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "log.h"
+#include "policy.h"
+#include "util.h"
+
+#define INCLUDE_MAX	8		/* nesting of include files */
+#define CONF_LINE_MAX	8192		/* bytes in a line, without '\n' */
+#define CONF_TOKEN_MAX	8192		/* bytes in a word or string */
+#define CONF_FILE_MAX	(4 << 20)	/* bytes in one file */
+#define PUSHBACK_MAX	4
+#define TEXT_MAX	40		/* of a token quoted in a message */
+#define EXPECT_MAX	4		/* tokens listed after "expecting" */
+#define LEX_BADLINE	(-2)		/* lgetc(): the line was rejected */
+
+#define MS_MINUTE	(60ULL * 1000)
+#define MS_HOUR		(60ULL * MS_MINUTE)
+#define CPUS_MIN	10ULL		/* thousandths */
+#define CPUS_MAX	(1024ULL * 1000)
+
+/* Top-level statements that may be given once. */
+#define SEEN_USER	0x0001
+#define SEEN_GROUP	0x0002
+#define SEEN_RUN_DIR	0x0004
+#define SEEN_STATE_DIR	0x0008
+#define SEEN_RUNC	0x0010
+#define SEEN_INIT	0x0020
+#define SEEN_SOCKET	0x0040
+#define SEEN_AUDIT	0x0080
+
+/* Fields of a tenant, language or audit block that may be given once. */
+#define FIELD_LIMITS	0x0001
+#define FIELD_MAX	0x0002
+#define FIELD_FILE	0x0004
+#define FIELD_BUILD	0x0008
+#define FIELD_RUN	0x0010
+#define FIELD_IMAGE	0x0020
+#define FIELD_VERSION	0x0040
+#define FIELD_REQUIRED	0x0080
+#define FIELD_SOCKET	0x0100
+#define FIELD_DATABASE	0x0200
+#define FIELD_USER	0x0400
+#define FIELD_TOKEN	0x0800		/* may be repeated */
+#define FIELD_UID	0x1000		/* may be repeated */
+
+#define YYLLOC_DEFAULT(cur, rhs, n)					\
+	do {								\
+		if (n)							\
+			(cur) = YYRHSLOC(rhs, 1);			\
+		else							\
+			(cur) = YYRHSLOC(rhs, 0);			\
+	} while (0)
+%}
+
+%define api.pure full
+%define parse.error custom
+%define api.location.type {struct ploc}
+%locations
+%param {struct parse_ctx *ctx}
+
+%union {
+	char		*string;
+	long long	 number;
+}
+
+%code {
+struct file {
+	struct file	*parent;	/* the including file */
+	struct file	*next;		/* every file opened, freed at the end */
+	char		*name;
+	char		*buf;
+	size_t		 len;
+	size_t		 pos;
+	int		 lineno;
+	int		 bol;		/* next byte starts a line */
+	int		 eof;		/* the final end of line was returned */
+	dev_t		 dev;
+	ino_t		 ino;
+};
+
+struct macro {
+	struct macro	*next;
+	char		*name;
+	char		*value;
+};
+
+/* A name checked once the whole file is read, and where it was given. */
+struct ref {
+	struct ploc	 loc;
+	void		*obj;		/* struct tenant or struct language */
+};
+
+struct parse_ctx {
+	struct policy	*p;
+	struct file	*file;		/* being read */
+	struct file	*files;		/* all files opened */
+	int		 depth;		/* of include nesting */
+	int		 errors;
+	int		 pushback[PUSHBACK_MAX];
+	size_t		 npushback;
+	struct macro	*macros;
+	char		*include;	/* to open after this line */
+	struct ploc	 include_loc;
+	crypto_hash_sha256_state sha;
+
+	char		 tok[CONF_TOKEN_MAX + 1];
+	int		 word;		/* last token was a bare word */
+	char		 last[TEXT_MAX + 4];	/* text of the last token */
+	char		 prev[TEXT_MAX + 4];	/* and of the one before */
+	int		 last_word;
+
+	uint32_t	 seen;		/* SEEN_* */
+	uint32_t	 fields;	/* FIELD_* of the current block */
+	struct ploc	 block_loc;	/* of the current block's first line */
+	int		 syntax_errors;	/* lines that could not be parsed */
+	int		 block_syntax;	/* syntax_errors before this block */
+	struct limits	*limits;
+	struct tenant	*tenant;
+	struct language	*language;
+	struct ploc	 run_dir_loc;
+	struct ploc	 state_dir_loc;
+
+	struct ref	*tenant_refs;	/* the limits each tenant names */
+	size_t		 ntenant_refs;
+	struct ref	*image_refs;	/* the image each language names */
+	size_t		 nimage_refs;
+};
+
+static int	 yylex(YYSTYPE *, YYLTYPE *, struct parse_ctx *);
+static void	 yyerror(YYLTYPE *, struct parse_ctx *, const char *);
+
+static void	 perr(struct parse_ctx *, const struct ploc *, const char *,
+		    ...) __attribute__((__format__(printf, 3, 4)));
+static void	 macro_set(struct parse_ctx *, const struct ploc *, char *,
+		    char *);
+static void	 include_later(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 set_user(struct parse_ctx *, const struct ploc *,
+		    uint32_t *, uint32_t, const char *, char *, char *);
+static void	 set_path(struct parse_ctx *, const struct ploc *,
+		    uint32_t *, uint32_t, const char *, char *, char *, size_t);
+static long long number(struct parse_ctx *, const struct ploc *,
+		    const char *, char *, uint64_t, uint64_t);
+static long long mode(struct parse_ctx *, const struct ploc *, char *);
+static void	 listen_tcp(struct parse_ctx *, const struct ploc *, char *,
+		    long long);
+static void	 listen_unix(struct parse_ctx *, const struct ploc *, char *,
+		    long long);
+static void	 image_add(struct parse_ctx *, const struct ploc *, char *,
+		    enum image_type, char *, long long);
+static void	 limits_begin(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 limits_size(struct parse_ctx *, const struct ploc *,
+		    uint32_t, char *);
+static void	 limits_cpus(struct parse_ctx *, const struct ploc *, char *);
+static void	 limits_pids(struct parse_ctx *, const struct ploc *, char *);
+static void	 limits_timeout(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 limits_network(struct parse_ctx *, const struct ploc *,
+		    enum net_mode);
+static void	 tenant_begin(struct parse_ctx *, const struct ploc *, char *);
+static void	 tenant_token(struct parse_ctx *, const struct ploc *, char *);
+static void	 tenant_uid(struct parse_ctx *, const struct ploc *, char *);
+static void	 tenant_limits(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 tenant_max(struct parse_ctx *, const struct ploc *, char *);
+static void	 tenant_end(struct parse_ctx *);
+static void	 language_begin(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 language_alias(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 language_file(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 language_cmd(struct parse_ctx *, const struct ploc *,
+		    uint32_t, const char *, char *, char **);
+static void	 language_image(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 language_end(struct parse_ctx *);
+static void	 audit_begin(struct parse_ctx *, const struct ploc *);
+static void	 audit_required(struct parse_ctx *, const struct ploc *,
+		    int);
+}
+
+%token	INCLUDE "include" USER "user" GROUP "group" RUN "run"
+%token	DIRECTORY "directory" STATE "state" RUNC "runc"
+%token	SANDBOXINIT "sandbox-init" SANDBOX "sandbox" SOCKET "socket"
+%token	LISTEN "listen" ON "on" PORT "port" UNIX "unix" MODE "mode"
+%token	LIMITS "limits" MEMORY "memory" CPUS "cpus" PIDS "pids"
+%token	TIMEOUT "timeout" OUTPUT "output" DISK "disk" NETWORK "network"
+%token	NONE "none" EGRESS "egress"
+%token	IMAGE "image" HOST "host" ROOTFS "rootfs" POOL "pool"
+%token	TENANT "tenant" TOKEN "token" UID "uid" MAXIMUM "max"
+%token	SANDBOXES "sandboxes"
+%token	LANGUAGE "language" ALIAS "alias" FILENAME "file" BUILD "build"
+%token	VERSION "version"
+%token	AUDIT "audit" REQUIRED "required" YES "yes" NO "no"
+%token	DATABASE "database"
+%token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
+%token	<string> STRING "string" NUMBER "number"
+%type	<string> string imgname
+%type	<number> pool unixmode yesno
+%destructor { free($$); } <string>
+
+%%
+
+grammar		: %empty
+		| grammar NL
+		| grammar INCLUDE string NL	{ include_later(ctx, &@2, $3); }
+		| grammar varset NL
+		| grammar main NL
+		| grammar limits NL
+		| grammar tenant NL
+		| grammar language NL
+		| grammar audit NL
+		| grammar error NL		{ yyerrok; }
+		;
+
+string		: STRING
+		| NUMBER
+		;
+
+/* The built-in image's name is also a keyword. */
+imgname		: string
+		| HOST				{ $$ = xstrdup(HOST_IMAGE); }
+		;
+
+varset		: STRING EQUAL string		{ macro_set(ctx, &@1, $1, $3); }
+		;
+
+main		: USER string {
+			set_user(ctx, &@1, &ctx->seen, SEEN_USER, "user", $2,
+			    ctx->p->user);
+		}
+		| GROUP string {
+			set_user(ctx, &@1, &ctx->seen, SEEN_GROUP, "group", $2,
+			    ctx->p->group);
+		}
+		| RUN DIRECTORY string {
+			ctx->run_dir_loc = @1;
+			set_path(ctx, &@1, &ctx->seen, SEEN_RUN_DIR,
+			    "run directory", $3, ctx->p->run_dir,
+			    sizeof(ctx->p->run_dir));
+		}
+		| STATE DIRECTORY string {
+			ctx->state_dir_loc = @1;
+			set_path(ctx, &@1, &ctx->seen, SEEN_STATE_DIR,
+			    "state directory", $3, ctx->p->state_dir,
+			    sizeof(ctx->p->state_dir));
+		}
+		| RUNC string {
+			set_path(ctx, &@1, &ctx->seen, SEEN_RUNC, "runc", $2,
+			    ctx->p->runc, sizeof(ctx->p->runc));
+		}
+		| SANDBOXINIT string {
+			set_path(ctx, &@1, &ctx->seen, SEEN_INIT,
+			    "sandbox-init", $2, ctx->p->sandbox_init,
+			    sizeof(ctx->p->sandbox_init));
+		}
+		| SANDBOX SOCKET string {
+			set_path(ctx, &@1, &ctx->seen, SEEN_SOCKET,
+			    "sandbox socket", $3, ctx->p->sandbox_socket,
+			    sizeof(ctx->p->sandbox_socket));
+		}
+		| LISTEN ON string PORT NUMBER {
+			listen_tcp(ctx, &@1, $3,
+			    number(ctx, &@1, "port", $5, 1, 65535));
+		}
+		| LISTEN ON UNIX string unixmode {
+			listen_unix(ctx, &@1, $4, $5);
+		}
+		| IMAGE imgname HOST pool {
+			image_add(ctx, &@1, $2, IMAGE_HOST, NULL, $4);
+		}
+		| IMAGE imgname ROOTFS string pool {
+			image_add(ctx, &@1, $2, IMAGE_ROOTFS, $4, $5);
+		}
+		;
+
+unixmode	: %empty			{ $$ = DEFAULT_UNIX_MODE; }
+		| MODE NUMBER			{ $$ = mode(ctx, &@1, $2); }
+		;
+
+pool		: %empty			{ $$ = DEFAULT_POOL; }
+		| POOL NUMBER {
+			$$ = number(ctx, &@1, "pool", $2, 0, 64);
+		}
+		;
+
+limits		: limitshead LBRACE limitsopts RBRACE
+		;
+
+limitshead	: LIMITS string			{ limits_begin(ctx, &@1, $2); }
+		;
+
+limitsopts	: %empty
+		| limitsopts NL
+		| limitsopts limitsopt NL
+		| limitsopts error NL		{ yyerrok; }
+		;
+
+limitsopt	: MEMORY string		{ limits_size(ctx, &@1, LIMIT_MEMORY, $2); }
+		| CPUS string			{ limits_cpus(ctx, &@1, $2); }
+		| PIDS NUMBER			{ limits_pids(ctx, &@1, $2); }
+		| TIMEOUT string		{ limits_timeout(ctx, &@1, $2); }
+		| OUTPUT string		{ limits_size(ctx, &@1, LIMIT_OUTPUT, $2); }
+		| DISK string			{ limits_size(ctx, &@1, LIMIT_DISK, $2); }
+		| NETWORK NONE		{ limits_network(ctx, &@1, NET_NONE); }
+		| NETWORK EGRESS	{ limits_network(ctx, &@1, NET_EGRESS); }
+		;
+
+tenant		: tenanthead LBRACE tenantopts RBRACE	{ tenant_end(ctx); }
+		;
+
+tenanthead	: TENANT string			{ tenant_begin(ctx, &@1, $2); }
+		;
+
+tenantopts	: %empty
+		| tenantopts NL
+		| tenantopts tenantopt NL
+		| tenantopts error NL		{ yyerrok; }
+		;
+
+tenantopt	: TOKEN string			{ tenant_token(ctx, &@1, $2); }
+		| UID string			{ tenant_uid(ctx, &@1, $2); }
+		| LIMITS string			{ tenant_limits(ctx, &@1, $2); }
+		| MAXIMUM SANDBOXES NUMBER	{ tenant_max(ctx, &@1, $3); }
+		;
+
+language	: langhead LBRACE langopts RBRACE	{ language_end(ctx); }
+		;
+
+langhead	: LANGUAGE string		{ language_begin(ctx, &@1, $2); }
+		;
+
+langopts	: %empty
+		| langopts NL
+		| langopts langopt NL
+		| langopts error NL		{ yyerrok; }
+		;
+
+langopt		: ALIAS string			{ language_alias(ctx, &@1, $2); }
+		| FILENAME string		{ language_file(ctx, &@1, $2); }
+		| BUILD string {
+			language_cmd(ctx, &@1, FIELD_BUILD, "build", $2,
+			    &ctx->language->build);
+		}
+		| RUN string {
+			language_cmd(ctx, &@1, FIELD_RUN, "run", $2,
+			    &ctx->language->run);
+		}
+		| VERSION string {
+			language_cmd(ctx, &@1, FIELD_VERSION, "version", $2,
+			    &ctx->language->version);
+		}
+		| IMAGE imgname			{ language_image(ctx, &@1, $2); }
+		;
+
+audit		: audithead LBRACE auditopts RBRACE
+		;
+
+audithead	: AUDIT				{ audit_begin(ctx, &@1); }
+		;
+
+auditopts	: %empty
+		| auditopts NL
+		| auditopts auditopt NL
+		| auditopts error NL		{ yyerrok; }
+		;
+
+auditopt	: REQUIRED yesno		{ audit_required(ctx, &@1, $2); }
+		| SOCKET string {
+			set_path(ctx, &@1, &ctx->fields, FIELD_SOCKET,
+			    "audit socket", $2, ctx->p->audit.socket,
+			    sizeof(ctx->p->audit.socket));
+		}
+		| DATABASE string {
+			set_path(ctx, &@1, &ctx->fields, FIELD_DATABASE,
+			    "audit database", $2, ctx->p->audit.database,
+			    sizeof(ctx->p->audit.database));
+		}
+		| USER string {
+			set_user(ctx, &@1, &ctx->fields, FIELD_USER,
+			    "audit user", $2, ctx->p->audit.user);
+		}
+		;
+
+yesno		: YES				{ $$ = 1; }
+		| NO				{ $$ = 0; }
+		;
+
+%%
+
+static const struct keyword {
+	const char	*word;
+	int		 token;
+} keywords[] = {
+	{ "alias",		ALIAS },
+	{ "audit",		AUDIT },
+	{ "build",		BUILD },
+	{ "cpus",		CPUS },
+	{ "database",		DATABASE },
+	{ "directory",		DIRECTORY },
+	{ "disk",		DISK },
+	{ "egress",		EGRESS },
+	{ "file",		FILENAME },
+	{ "group",		GROUP },
+	{ "host",		HOST },
+	{ "image",		IMAGE },
+	{ "include",		INCLUDE },
+	{ "language",		LANGUAGE },
+	{ "limits",		LIMITS },
+	{ "listen",		LISTEN },
+	{ "max",		MAXIMUM },
+	{ "memory",		MEMORY },
+	{ "mode",		MODE },
+	{ "network",		NETWORK },
+	{ "no",			NO },
+	{ "none",		NONE },
+	{ "on",			ON },
+	{ "output",		OUTPUT },
+	{ "pids",		PIDS },
+	{ "pool",		POOL },
+	{ "port",		PORT },
+	{ "required",		REQUIRED },
+	{ "rootfs",		ROOTFS },
+	{ "run",		RUN },
+	{ "runc",		RUNC },
+	{ "sandbox",		SANDBOX },
+	{ "sandbox-init",	SANDBOXINIT },
+	{ "sandboxes",		SANDBOXES },
+	{ "socket",		SOCKET },
+	{ "state",		STATE },
+	{ "tenant",		TENANT },
+	{ "timeout",		TIMEOUT },
+	{ "token",		TOKEN },
+	{ "uid",		UID },
+	{ "unix",		UNIX },
+	{ "user",		USER },
+	{ "version",		VERSION },
+	{ "yes",		YES },
+};
+
+/* Sizes of resource limits, with their ranges as the man page gives them. */
+static const struct size_field {
+	uint32_t	 bit;
+	const char	*name;
+	uint64_t	 min;
+	uint64_t	 max;
+	const char	*range;
+} size_fields[] = {
+	{ LIMIT_MEMORY,	"memory",	4ULL << 20,	1ULL << 40,	"4M..1T" },
+	{ LIMIT_OUTPUT,	"output",	1ULL << 10,	1ULL << 30,	"1K..1G" },
+	{ LIMIT_DISK,	"disk",		1ULL << 20,	1ULL << 40,	"1M..1T" },
+};
+
+static void
+perr(struct parse_ctx *ctx, const struct ploc *loc, const char *fmt, ...)
+{
+	char	 msg[1024];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warnx("%s:%d: %s", loc->file, loc->line, msg);
+	ctx->errors++;
+}
+
+static void
+yyerror(YYLTYPE *loc, struct parse_ctx *ctx, const char *msg)
+{
+	perr(ctx, loc, "%s", msg);
+}
+
+/* How a token reads in a syntax error. */
+static const char *
+describe(struct parse_ctx *ctx, yysymbol_kind_t sym, int with_text,
+    char *buf, size_t size)
+{
+	switch (sym) {
+	case YYSYMBOL_STRING:
+		if (!with_text)
+			return "string";
+		(void)snprintf(buf, size, "string \"%s\"", ctx->last);
+		return buf;
+	case YYSYMBOL_NUMBER:
+		if (!with_text)
+			return "number";
+		(void)snprintf(buf, size, "number %s", ctx->last);
+		return buf;
+	case YYSYMBOL_NL:
+	case YYSYMBOL_YYEOF:
+	case YYSYMBOL_YYUNDEF:
+		return yysymbol_name(sym);
+	default:
+		(void)snprintf(buf, size, "\"%s\"", yysymbol_name(sym));
+		return buf;
+	}
+}
+
+/*
+ * Bison's own messages neither show the offending text nor quote keywords;
+ * a bare word where only keywords may stand is most likely a misspelt one.
+ */
+static int
+yyreport_syntax_error(const yypcontext_t *yc, struct parse_ctx *ctx)
+{
+	yysymbol_kind_t	 expected[YYNTOKENS];
+	yysymbol_kind_t	 sym = yypcontext_token(yc);
+	const YYLTYPE	*loc = yypcontext_location(yc);
+	char		 msg[512], buf[TEXT_MAX + 32];
+	size_t		 len;
+	int		 i, n;
+
+	ctx->syntax_errors++;
+	n = yypcontext_expected_tokens(yc, expected, YYNTOKENS);
+	if (sym == YYSYMBOL_YYEOF && n > EXPECT_MAX) {
+		/* The end of the file inside a block: say what is missing. */
+		for (i = 0; i < n; i++)
+			if (expected[i] == YYSYMBOL_RBRACE) {
+				expected[0] = YYSYMBOL_RBRACE;
+				n = 1;
+				break;
+			}
+	}
+	if (n > EXPECT_MAX)
+		n = 0;
+	if (n == 1 && expected[0] == YYSYMBOL_EQUAL) {
+		/* A top-level line that starts with an unknown word. */
+		perr(ctx, loc, "syntax error, unknown keyword \"%s\"",
+		    ctx->prev);
+		return 0;
+	}
+	if (n == 0 && sym == YYSYMBOL_STRING && ctx->last_word) {
+		perr(ctx, loc, "syntax error, unknown keyword \"%s\"",
+		    ctx->last);
+		return 0;
+	}
+	len = (size_t)snprintf(msg, sizeof(msg), "syntax error, unexpected %s",
+	    describe(ctx, sym, 1, buf, sizeof(buf)));
+	for (i = 0; i < n && len < sizeof(msg); i++)
+		len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s",
+		    i == 0 ? ", expecting " : " or ",
+		    describe(ctx, expected[i], 0, buf, sizeof(buf)));
+	perr(ctx, loc, "%s", msg);
+	return 0;
+}
+
+/*
+ * Input.
+ */
+
+/* Read a whole file, sized by fstat() but ready for it to have grown. */
+static int
+file_read(int fd, size_t hint, char **bufp, size_t *lenp)
+{
+	char	*buf;
+	size_t	 len = 0, size;
+	ssize_t	 n;
+
+	size = (hint < CONF_FILE_MAX ? hint : CONF_FILE_MAX) + 1;
+	buf = xmalloc(size);
+	for (;;) {
+		if (len == size) {
+			if (size > CONF_FILE_MAX) {
+				free(buf);
+				errno = EFBIG;
+				return -1;
+			}
+			size = size > CONF_FILE_MAX / 2 ? CONF_FILE_MAX + 1 :
+			    size * 2;
+			buf = xreallocarray(buf, size, 1);
+		}
+		n = read(fd, buf + len, size - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			free(buf);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+static void
+file_error(struct parse_ctx *ctx, const struct ploc *from, const char *name,
+    const char *why)
+{
+	if (from == NULL) {
+		log_warnx("%s: %s", name, why);
+		ctx->errors++;
+	} else
+		perr(ctx, from, "include \"%s\": %s", name, why);
+}
+
+/*
+ * Open a file and make it the one read.  from is where it was included,
+ * NULL for the main file.
+ */
+static int
+file_push(struct parse_ctx *ctx, const char *name, const struct ploc *from)
+{
+	struct file	*f, *up;
+	struct stat	 st;
+	char		*buf;
+	size_t		 len;
+	int		 fd;
+
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1) {
+		file_error(ctx, from, name, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		file_error(ctx, from, name, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		file_error(ctx, from, name, "not a regular file");
+		close(fd);
+		return -1;
+	}
+	for (up = ctx->file; up != NULL; up = up->parent)
+		if (up->dev == st.st_dev && up->ino == st.st_ino) {
+			file_error(ctx, from, name, "include cycle");
+			close(fd);
+			return -1;
+		}
+	if (file_read(fd, (size_t)st.st_size, &buf, &len) == -1) {
+		file_error(ctx, from, name, errno == EFBIG ?
+		    "file too large (more than 4 MB)" : strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	crypto_hash_sha256_update(&ctx->sha, (unsigned char *)buf, len);
+
+	f = xcalloc(1, sizeof(*f));
+	f->name = xstrdup(name);
+	f->buf = buf;
+	f->len = len;
+	f->lineno = 1;
+	f->bol = 1;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->parent = ctx->file;
+	f->next = ctx->files;
+	ctx->files = f;
+	ctx->file = f;
+	return 0;
+}
+
+/* Relative includes are found beside the file that includes them. */
+static void
+include_push(struct parse_ctx *ctx)
+{
+	char		*name = ctx->include, *path;
+	const char	*dir = ctx->file->name, *slash;
+
+	ctx->include = NULL;
+	slash = strrchr(dir, '/');
+	if (name[0] == '/' || slash == NULL)
+		path = xstrdup(name);
+	else
+		(void)xasprintf(&path, "%.*s/%s", (int)(slash - dir), dir,
+		    name);
+	if (ctx->depth >= INCLUDE_MAX)
+		perr(ctx, &ctx->include_loc,
+		    "include \"%s\": nested too deeply (more than %d)", path,
+		    INCLUDE_MAX);
+	else if (file_push(ctx, path, &ctx->include_loc) == 0)
+		ctx->depth++;
+	free(path);
+	free(name);
+}
+
+static void
+lungetc(struct parse_ctx *ctx, int c)
+{
+	if (ctx->npushback >= PUSHBACK_MAX)
+		fatalx("%s: pushback buffer full", __func__);
+	ctx->pushback[ctx->npushback++] = c;
+}
+
+/*
+ * Vet the line about to be read.  A line that is too long or holds a NUL
+ * byte is reported and skipped up to its end of line, which still ends the
+ * statement.
+ */
+static int
+check_line(struct parse_ctx *ctx)
+{
+	struct file	*f = ctx->file;
+	const char	*s = f->buf + f->pos, *nl;
+	size_t		 n;
+
+	f->bol = 0;
+	nl = memchr(s, '\n', f->len - f->pos);
+	n = nl != NULL ? (size_t)(nl - s) : f->len - f->pos;
+	if (memchr(s, '\0', n) != NULL)
+		log_warnx("%s:%d: NUL byte in line", f->name, f->lineno);
+	else if (n > CONF_LINE_MAX)
+		log_warnx("%s:%d: line too long (more than %d bytes)", f->name,
+		    f->lineno, CONF_LINE_MAX);
+	else
+		return 0;
+	ctx->errors++;
+	ctx->syntax_errors++;
+	f->pos += n;
+	return -1;
+}
+
+/*
+ * Next byte of input.  Outside quoted strings, a backslash before an end
+ * of line joins the two lines.
+ */
+static int
+lgetc(struct parse_ctx *ctx, int quoted)
+{
+	struct file	*f = ctx->file;
+	int		 c;
+
+	if (ctx->npushback > 0)
+		return ctx->pushback[--ctx->npushback];
+	for (;;) {
+		if (f->bol && f->pos < f->len && check_line(ctx) == -1)
+			return LEX_BADLINE;
+		if (f->pos >= f->len)
+			return EOF;
+		c = (unsigned char)f->buf[f->pos++];
+		f->bol = c == '\n';
+		if (c != '\\' || quoted || f->pos >= f->len ||
+		    f->buf[f->pos] != '\n')
+			return c;
+		f->pos++;
+		f->lineno++;
+		f->bol = 1;
+	}
+}
+
+/* Report an error in the input and skip the rest of its line. */
+static int __attribute__((__format__(printf, 2, 3)))
+lex_error(struct parse_ctx *ctx, const char *fmt, ...)
+{
+	char	 msg[512];
+	va_list	 ap;
+	int	 c;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warnx("%s:%d: %s", ctx->file->name, ctx->file->lineno, msg);
+	ctx->errors++;
+	ctx->syntax_errors++;
+	while ((c = lgetc(ctx, 1)) != '\n' && c != EOF && c != LEX_BADLINE)
+		;
+	lungetc(ctx, c);
+	return YYerror;
+}
+
+static int
+is_word(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || (c != '\0' && strchr("._-/:*", c));
+}
+
+static int
+is_macro_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '_';
+}
+
+static int
+is_number(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+static struct macro *
+macro_find(struct parse_ctx *ctx, const char *name)
+{
+	struct macro	*m;
+
+	for (m = ctx->macros; m != NULL; m = m->next)
+		if (strcmp(m->name, name) == 0)
+			return m;
+	return NULL;
+}
+
+/* Append the value of the macro named after '$' to the word being read. */
+static int
+expand(struct parse_ctx *ctx, size_t *len)
+{
+	struct macro	*m;
+	char		 name[POLICY_NAME_MAX];
+	size_t		 n = 0, vlen;
+	int		 c;
+
+	while (is_macro_char(c = lgetc(ctx, 0))) {
+		if (n + 1 >= sizeof(name)) {
+			lex_error(ctx, "macro name too long");
+			return -1;
+		}
+		name[n++] = (char)c;
+	}
+	lungetc(ctx, c);
+	name[n] = '\0';
+	if (n == 0) {
+		lex_error(ctx, "'$' not followed by a macro name");
+		return -1;
+	}
+	if ((m = macro_find(ctx, name)) == NULL) {
+		lex_error(ctx, "macro \"%s\" is not defined", name);
+		return -1;
+	}
+	vlen = strlen(m->value);
+	if (*len + vlen > CONF_TOKEN_MAX) {
+		lex_error(ctx, "word too long (more than %d bytes)",
+		    CONF_TOKEN_MAX);
+		return -1;
+	}
+	memcpy(ctx->tok + *len, m->value, vlen);
+	*len += vlen;
+	return 0;
+}
+
+/*
+ * A bare word: a keyword unless it came from a macro, a number if it is
+ * all digits, a string otherwise.
+ */
+static int
+lex_word(struct parse_ctx *ctx, int c, YYSTYPE *lval)
+{
+	size_t	 len = 0, i;
+	int	 expanded = 0;
+
+	for (;; c = lgetc(ctx, 0)) {
+		if (c == '$') {
+			if (expand(ctx, &len) == -1)
+				return YYerror;
+			expanded = 1;
+			continue;
+		}
+		if (c < 0 || !is_word(c))
+			break;
+		if (len >= CONF_TOKEN_MAX)
+			return lex_error(ctx, "word too long (more than %d "
+			    "bytes)", CONF_TOKEN_MAX);
+		ctx->tok[len++] = (char)c;
+	}
+	lungetc(ctx, c);
+	ctx->tok[len] = '\0';
+	ctx->word = 1;
+	if (!expanded)
+		for (i = 0; i < nitems(keywords); i++)
+			if (strcmp(ctx->tok, keywords[i].word) == 0)
+				return keywords[i].token;
+	lval->string = xstrdup(ctx->tok);
+	return is_number(ctx->tok) ? NUMBER : STRING;
+}
+
+/* A string in double quotes; \" and \\ stand for " and \. */
+static int
+lex_quoted(struct parse_ctx *ctx, YYSTYPE *lval)
+{
+	size_t	 len = 0;
+	int	 c, next;
+
+	for (;;) {
+		c = lgetc(ctx, 1);
+		if (c == '"')
+			break;
+		if (c == '\n' || c == EOF || c == LEX_BADLINE) {
+			lungetc(ctx, c);
+			return lex_error(ctx, "unterminated quoted string");
+		}
+		if (c == '\\') {
+			next = lgetc(ctx, 1);
+			if (next == '\n') {
+				ctx->file->lineno++;
+				continue;
+			}
+			if (next == '"' || next == '\\')
+				c = next;
+			else
+				lungetc(ctx, next);
+		} else if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return lex_error(ctx, "control character 0x%02x in "
+			    "quoted string", c);
+		if (len >= CONF_TOKEN_MAX)
+			return lex_error(ctx, "quoted string too long (more "
+			    "than %d bytes)", CONF_TOKEN_MAX);
+		ctx->tok[len++] = (char)c;
+	}
+	ctx->tok[len] = '\0';
+	lval->string = xstrdup(ctx->tok);
+	return STRING;
+}
+
+static int
+lex(struct parse_ctx *ctx, YYSTYPE *lval, YYLTYPE *lloc)
+{
+	struct file	*f;
+	int		 c;
+
+ top:
+	if (ctx->include != NULL)
+		include_push(ctx);
+	f = ctx->file;
+	do {
+		c = lgetc(ctx, 0);
+	} while (c == ' ' || c == '\t' || c == '\r');
+	lloc->file = f->name;
+	lloc->line = f->lineno;
+	if (c == '#')
+		while ((c = lgetc(ctx, 1)) != '\n' && c != EOF &&
+		    c != LEX_BADLINE)
+			;
+	switch (c) {
+	case LEX_BADLINE:
+		return YYerror;
+	case '\n':
+		f->lineno++;
+		return NL;
+	case EOF:
+		/* Every file ends a line, so no statement spans two. */
+		if (!f->eof) {
+			f->eof = 1;
+			return NL;
+		}
+		if (f->parent == NULL)
+			return YYEOF;
+		ctx->file = f->parent;
+		ctx->depth--;
+		goto top;
+	case '{':
+		return LBRACE;
+	case '}':
+		return RBRACE;
+	case '=':
+		return EQUAL;
+	case '"':
+		return lex_quoted(ctx, lval);
+	}
+	if (c == '$' || is_word(c))
+		return lex_word(ctx, c, lval);
+	if (c > 0x20 && c < 0x7f)
+		return lex_error(ctx, "unexpected character '%c'", c);
+	return lex_error(ctx, "unexpected character 0x%02x", c);
+}
+
+/* Keep the text of the last two tokens for syntax errors. */
+static void
+note_token(struct parse_ctx *ctx, int token, const YYSTYPE *lval)
+{
+	const char	*text = "";
+	size_t		 len;
+
+	if (token == STRING || token == NUMBER)
+		text = lval->string;
+	else if (ctx->word)
+		text = ctx->tok;
+	memcpy(ctx->prev, ctx->last, sizeof(ctx->prev));
+	if ((len = strlen(text)) > TEXT_MAX) {
+		memcpy(ctx->last, text, TEXT_MAX);
+		memcpy(ctx->last + TEXT_MAX, "...", 4);
+	} else
+		memcpy(ctx->last, text, len + 1);
+	ctx->last_word = ctx->word;
+}
+
+static int
+yylex(YYSTYPE *lval, YYLTYPE *lloc, struct parse_ctx *ctx)
+{
+	int	 token;
+
+	ctx->word = 0;
+	lval->string = NULL;
+	token = lex(ctx, lval, lloc);
+	note_token(ctx, token, lval);
+	return token;
+}
+
+/*
+ * Checks of single values.  Each reports what is wrong and returns -1.
+ */
+
+static int
+once(struct parse_ctx *ctx, const struct ploc *loc, uint32_t *seen,
+    uint32_t bit, const char *what)
+{
+	if (*seen & bit) {
+		perr(ctx, loc, "%s given twice", what);
+		return -1;
+	}
+	*seen |= bit;
+	return 0;
+}
+
+static int
+copy(struct parse_ctx *ctx, const struct ploc *loc, const char *what,
+    char *dst, const char *src, size_t size)
+{
+	if (str_copy(dst, src, size) == -1) {
+		perr(ctx, loc, "%s too long (at most %zu bytes)", what,
+		    size - 1);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+check_name(struct parse_ctx *ctx, const struct ploc *loc, const char *what,
+    const char *name)
+{
+	const char	*why;
+
+	if (policy_valid_name(name))
+		return 0;
+	if (*name == '\0')
+		why = "empty";
+	else if (strlen(name) >= POLICY_NAME_MAX)
+		why = "longer than 63 characters";
+	else if (*name == '-' || *name == '.')
+		why = "starts with '-' or '.'";
+	else
+		why = "only letters, digits, '.', '_' and '-' are allowed";
+	if (strlen(name) > TEXT_MAX)
+		perr(ctx, loc, "invalid %s: %s", what, why);
+	else
+		perr(ctx, loc, "invalid %s \"%s\": %s", what, name, why);
+	return -1;
+}
+
+static int
+check_path(struct parse_ctx *ctx, const struct ploc *loc, const char *what,
+    const char *path, size_t size)
+{
+	if (strlen(path) >= size) {
+		perr(ctx, loc, "%s too long (at most %zu bytes)", what,
+		    size - 1);
+		return -1;
+	}
+	if (path[0] != '/') {
+		perr(ctx, loc, "%s \"%s\": not an absolute path", what, path);
+		return -1;
+	}
+	return 0;
+}
+
+/* A decimal number in [min, max]; -1 after an error.  Frees s. */
+static long long
+number(struct parse_ctx *ctx, const struct ploc *loc, const char *what,
+    char *s, uint64_t min, uint64_t max)
+{
+	uint64_t	 v;
+	long long	 rv = -1;
+
+	if (str_to_u64(s, min, max, &v) != NULL)
+		perr(ctx, loc, "%s %s: out of range (%llu..%llu)", what, s,
+		    (unsigned long long)min, (unsigned long long)max);
+	else
+		rv = (long long)v;
+	free(s);
+	return rv;
+}
+
+/* A file mode in octal, "660" as much as "0660". */
+static long long
+mode(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	long long	 v = 0;
+	const char	*c;
+
+	for (c = s; *c != '\0'; c++) {
+		if (*c < '0' || *c > '7') {
+			perr(ctx, loc, "mode %s: not an octal number", s);
+			v = -1;
+			break;
+		}
+		if ((v = v * 8 + (*c - '0')) > 0777) {
+			perr(ctx, loc, "mode %s: out of range (0..0777)", s);
+			v = -1;
+			break;
+		}
+	}
+	free(s);
+	return v;
+}
+
+/* Digits with an optional K, M, G or T suffix, in powers of 1024. */
+static int
+parse_size(const char *s, uint64_t *out)
+{
+	uint64_t	 v = 0;
+	unsigned int	 shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	switch (*s) {
+	case '\0':
+		break;
+	case 'K': case 'k':
+		shift = 10;
+		break;
+	case 'M': case 'm':
+		shift = 20;
+		break;
+	case 'G': case 'g':
+		shift = 30;
+		break;
+	case 'T': case 't':
+		shift = 40;
+		break;
+	default:
+		return -1;
+	}
+	if (*s != '\0' && s[1] != '\0')
+		return -1;
+	if (v > (UINT64_MAX >> shift))
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+/* "1", "0.5", "2.125": thousandths of a CPU. */
+static int
+parse_cpus(const char *s, uint64_t *out)
+{
+	uint64_t	 v = 0, scale = 1000;
+	int		 digits = 0;
+
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (++digits > 9)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (digits == 0)
+		return -1;
+	v *= 1000;
+	if (*s == '.') {
+		if (s[1] == '\0')
+			return -1;
+		for (s++; *s >= '0' && *s <= '9'; s++) {
+			if ((scale /= 10) == 0)
+				return -1;
+			v += (uint64_t)(*s - '0') * scale;
+		}
+	}
+	if (*s != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Digits with a unit of ms, s, m or h; seconds without one.  In ms. */
+static int
+parse_duration(const char *s, uint64_t *out)
+{
+	uint64_t	 v = 0, mult;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (strcmp(s, "ms") == 0)
+		mult = 1;
+	else if (*s == '\0' || strcmp(s, "s") == 0)
+		mult = 1000;
+	else if (strcmp(s, "m") == 0)
+		mult = MS_MINUTE;
+	else if (strcmp(s, "h") == 0)
+		mult = MS_HOUR;
+	else
+		return -1;
+	if (v > UINT64_MAX / mult)
+		return -1;
+	*out = v * mult;
+	return 0;
+}
+
+/* "sha256:" and 64 hex digits. */
+static int
+parse_token(const char *s, uint8_t out[POLICY_TOKEN_HASH_LEN])
+{
+	static const char	 prefix[] = "sha256:";
+	const char		*hex = "0123456789abcdef", *h, *l;
+	size_t			 i;
+
+	if (strncasecmp(s, prefix, sizeof(prefix) - 1) != 0)
+		return -1;
+	s += sizeof(prefix) - 1;
+	if (strlen(s) != POLICY_TOKEN_HASH_LEN * 2)
+		return -1;
+	for (i = 0; i < POLICY_TOKEN_HASH_LEN; i++) {
+		/* strlen() above: no NUL here for strchr() to match. */
+		h = strchr(hex, s[2 * i] | 0x20);
+		l = strchr(hex, s[2 * i + 1] | 0x20);
+		if (h == NULL || l == NULL)
+			return -1;
+		out[i] = (uint8_t)((h - hex) << 4 | (l - hex));
+	}
+	return 0;
+}
+
+/*
+ * Statements.  The helpers own the strings they are given.
+ */
+
+static void
+macro_set(struct parse_ctx *ctx, const struct ploc *loc, char *name,
+    char *value)
+{
+	struct macro	*m;
+	const char	*c;
+
+	for (c = name; *c != '\0' && is_macro_char(*c); c++)
+		;
+	if (*c != '\0' || (*name >= '0' && *name <= '9') ||
+	    strlen(name) >= POLICY_NAME_MAX) {
+		perr(ctx, loc, "invalid macro name \"%s\"", name);
+		free(name);
+		free(value);
+		return;
+	}
+	/* A later definition replaces an earlier one. */
+	if ((m = macro_find(ctx, name)) != NULL) {
+		free(m->value);
+		m->value = value;
+		free(name);
+		return;
+	}
+	m = xcalloc(1, sizeof(*m));
+	m->name = name;
+	m->value = value;
+	m->next = ctx->macros;
+	ctx->macros = m;
+}
+
+/* The file is opened by the lexer once the include line has ended. */
+static void
+include_later(struct parse_ctx *ctx, const struct ploc *loc, char *name)
+{
+	free(ctx->include);
+	ctx->include = name;
+	ctx->include_loc = *loc;
+}
+
+static void
+set_user(struct parse_ctx *ctx, const struct ploc *loc, uint32_t *seen,
+    uint32_t bit, const char *what, char *val, char *dst)
+{
+	char	 buf[64];
+
+	(void)snprintf(buf, sizeof(buf), "%s name", what);
+	if (once(ctx, loc, seen, bit, what) == 0 &&
+	    check_name(ctx, loc, buf, val) == 0)
+		(void)copy(ctx, loc, what, dst, val, POLICY_USER_MAX);
+	free(val);
+}
+
+static void
+set_path(struct parse_ctx *ctx, const struct ploc *loc, uint32_t *seen,
+    uint32_t bit, const char *what, char *val, char *dst, size_t size)
+{
+	if (once(ctx, loc, seen, bit, what) == 0 &&
+	    check_path(ctx, loc, what, val, size) == 0)
+		(void)copy(ctx, loc, what, dst, val, size);
+	free(val);
+}
+
+/* An address or host name, or "*" for every address. */
+static int
+check_host(const char *s)
+{
+	if (strcmp(s, "*") == 0)
+		return 0;
+	if (*s == '\0' || *s == '-')
+		return -1;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr(".-_:%", *s) != NULL))
+			return -1;
+	return 0;
+}
+
+static void
+listen_add(struct parse_ctx *ctx, const struct ploc *loc,
+    struct listen_addr *la)
+{
+	struct listen_addr	*l;
+
+	TAILQ_FOREACH(l, &ctx->p->listens, entry) {
+		if (l->type != la->type)
+			continue;
+		if ((la->type == LISTEN_TCP && l->port == la->port &&
+		    strcmp(l->host, la->host) == 0) ||
+		    (la->type == LISTEN_UNIX &&
+		    strcmp(l->path, la->path) == 0)) {
+			perr(ctx, loc, "listen address given twice");
+			free(la);
+			return;
+		}
+	}
+	TAILQ_INSERT_TAIL(&ctx->p->listens, la, entry);
+}
+
+static void
+listen_tcp(struct parse_ctx *ctx, const struct ploc *loc, char *host,
+    long long port)
+{
+	struct listen_addr	*la;
+
+	if (strlen(host) >= sizeof(la->host))
+		perr(ctx, loc, "listen address too long (at most %zu bytes)",
+		    sizeof(la->host) - 1);
+	else if (check_host(host) == -1)
+		perr(ctx, loc, "listen address \"%s\": not an address or "
+		    "host name", host);
+	else if (port != -1) {
+		la = xcalloc(1, sizeof(*la));
+		la->type = LISTEN_TCP;
+		(void)copy(ctx, loc, "listen address", la->host, host,
+		    sizeof(la->host));
+		la->port = (uint16_t)port;
+		listen_add(ctx, loc, la);
+	}
+	free(host);
+}
+
+static void
+listen_unix(struct parse_ctx *ctx, const struct ploc *loc, char *path,
+    long long m)
+{
+	struct listen_addr	*la;
+
+	if (check_path(ctx, loc, "listen socket", path,
+	    sizeof(la->path)) == 0 && m != -1) {
+		la = xcalloc(1, sizeof(*la));
+		la->type = LISTEN_UNIX;
+		(void)copy(ctx, loc, "listen socket", la->path, path,
+		    sizeof(la->path));
+		la->mode = (mode_t)m;
+		listen_add(ctx, loc, la);
+	}
+	free(path);
+}
+
+static void
+image_add(struct parse_ctx *ctx, const struct ploc *loc, char *name,
+    enum image_type type, char *path, long long pool)
+{
+	struct image	*im;
+	int		 bad = 0;
+
+	if (check_name(ctx, loc, "image name", name) == -1)
+		bad = 1;
+	else if (policy_image(ctx->p, name) != NULL) {
+		perr(ctx, loc, "image \"%s\" defined twice", name);
+		bad = 1;
+	} else if (type == IMAGE_ROOTFS && strcmp(name, HOST_IMAGE) == 0) {
+		perr(ctx, loc, "image \"%s\" cannot be a rootfs", name);
+		bad = 1;
+	}
+	if (path != NULL && check_path(ctx, loc, "rootfs", path,
+	    PATH_MAX) == -1)
+		bad = 1;
+	if (!bad && pool != -1) {
+		im = xcalloc(1, sizeof(*im));
+		(void)copy(ctx, loc, "image name", im->name, name,
+		    sizeof(im->name));
+		im->type = type;
+		if (path != NULL)
+			(void)copy(ctx, loc, "rootfs", im->path, path,
+			    sizeof(im->path));
+		im->pool = (uint32_t)pool;
+		TAILQ_INSERT_TAIL(&ctx->p->images, im, entry);
+	}
+	free(name);
+	free(path);
+}
+
+static struct limits *
+limits_new(const char *name)
+{
+	struct limits	*l;
+
+	l = xcalloc(1, sizeof(*l));
+	(void)str_copy(l->name, name, sizeof(l->name));
+	l->memory = DEFAULT_MEMORY;
+	l->cpus = DEFAULT_CPUS;
+	l->pids = DEFAULT_PIDS;
+	l->timeout = DEFAULT_TIMEOUT;
+	l->output = DEFAULT_OUTPUT;
+	l->disk = DEFAULT_DISK;
+	l->network = NET_NONE;
+	return l;
+}
+
+/*
+ * The block is read even when its name is wrong, to report its fields.
+ * fields records each field given, whether its value was right or not.
+ */
+static void
+block_begin(struct parse_ctx *ctx, const struct ploc *loc)
+{
+	ctx->fields = 0;
+	ctx->block_loc = *loc;
+	ctx->block_syntax = ctx->syntax_errors;
+}
+
+static void
+limits_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
+{
+	if (check_name(ctx, loc, "limits name", name) == 0 &&
+	    policy_limits(ctx->p, name) != NULL)
+		perr(ctx, loc, "limits \"%s\" defined twice", name);
+	ctx->limits = limits_new(name);
+	TAILQ_INSERT_TAIL(&ctx->p->limits, ctx->limits, entry);
+	block_begin(ctx, loc);
+	free(name);
+}
+
+static int
+limits_once(struct parse_ctx *ctx, const struct ploc *loc, uint32_t bit,
+    const char *what)
+{
+	return once(ctx, loc, &ctx->limits->set, bit, what);
+}
+
+static void
+limits_size(struct parse_ctx *ctx, const struct ploc *loc, uint32_t bit,
+    char *s)
+{
+	const struct size_field	*sf;
+	uint64_t		 v;
+	size_t			 i;
+
+	for (i = 0, sf = size_fields; i < nitems(size_fields); i++, sf++)
+		if (sf->bit == bit)
+			break;
+	if (i == nitems(size_fields))
+		fatalx("%s: bad field 0x%x", __func__, bit);
+	if (limits_once(ctx, loc, bit, sf->name) == -1)
+		;
+	else if (parse_size(s, &v) == -1)
+		perr(ctx, loc, "%s \"%s\": not a size", sf->name, s);
+	else if (v < sf->min || v > sf->max)
+		perr(ctx, loc, "%s %s: out of range (%s)", sf->name, s,
+		    sf->range);
+	else if (bit == LIMIT_MEMORY)
+		ctx->limits->memory = v;
+	else if (bit == LIMIT_OUTPUT)
+		ctx->limits->output = v;
+	else
+		ctx->limits->disk = v;
+	free(s);
+}
+
+static void
+limits_cpus(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	uint64_t	 v;
+
+	if (limits_once(ctx, loc, LIMIT_CPUS, "cpus") == -1)
+		;
+	else if (parse_cpus(s, &v) == -1)
+		perr(ctx, loc, "cpus \"%s\": not a number of CPUs with at most "
+		    "3 decimals", s);
+	else if (v < CPUS_MIN || v > CPUS_MAX)
+		perr(ctx, loc, "cpus %s: out of range (0.01..1024)", s);
+	else
+		ctx->limits->cpus = (uint32_t)v;
+	free(s);
+}
+
+static void
+limits_pids(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	long long	 v;
+
+	if (limits_once(ctx, loc, LIMIT_PIDS, "pids") == -1)
+		free(s);
+	else if ((v = number(ctx, loc, "pids", s, 1, 1000000)) != -1)
+		ctx->limits->pids = (uint32_t)v;
+}
+
+static void
+limits_timeout(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	uint64_t	 v;
+
+	if (limits_once(ctx, loc, LIMIT_TIMEOUT, "timeout") == -1)
+		;
+	else if (parse_duration(s, &v) == -1)
+		perr(ctx, loc, "timeout \"%s\": not a duration", s);
+	else if (v < 1 || v > 24 * MS_HOUR)
+		perr(ctx, loc, "timeout %s: out of range (1ms..24h)", s);
+	else
+		ctx->limits->timeout = v;
+	free(s);
+}
+
+static void
+limits_network(struct parse_ctx *ctx, const struct ploc *loc,
+    enum net_mode net)
+{
+	if (limits_once(ctx, loc, LIMIT_NETWORK, "network") == 0)
+		ctx->limits->network = net;
+}
+
+static void
+tenant_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
+{
+	struct tenant	*t;
+	struct ref	*r;
+
+	if (check_name(ctx, loc, "tenant name", name) == 0 &&
+	    policy_tenant(ctx->p, name) != NULL)
+		perr(ctx, loc, "tenant \"%s\" defined twice", name);
+	t = xcalloc(1, sizeof(*t));
+	(void)str_copy(t->name, name, sizeof(t->name));
+	(void)str_copy(t->limits_name, "default", sizeof(t->limits_name));
+	t->max_sandboxes = DEFAULT_MAX_SANDBOXES;
+	TAILQ_INSERT_TAIL(&ctx->p->tenants, t, entry);
+	ctx->tenant = t;
+
+	ctx->tenant_refs = xreallocarray(ctx->tenant_refs,
+	    ctx->ntenant_refs + 1, sizeof(*ctx->tenant_refs));
+	r = &ctx->tenant_refs[ctx->ntenant_refs++];
+	r->loc = *loc;
+	r->obj = t;
+	block_begin(ctx, loc);
+	free(name);
+}
+
+static void
+tenant_token(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	uint8_t		 hash[POLICY_TOKEN_HASH_LEN];
+	struct tenant	*t;
+	size_t		 i;
+
+	ctx->fields |= FIELD_TOKEN;
+	/* The value is not repeated: it may be a secret put here by mistake. */
+	if (parse_token(s, hash) == -1) {
+		perr(ctx, loc, "token: not \"sha256:\" and 64 hex digits");
+		goto done;
+	}
+	TAILQ_FOREACH(t, &ctx->p->tenants, entry)
+		for (i = 0; i < t->ntokens; i++)
+			if (memcmp(t->tokens[i], hash, sizeof(hash)) == 0) {
+				perr(ctx, loc, "token already used by tenant "
+				    "\"%s\"", t->name);
+				goto done;
+			}
+	t = ctx->tenant;
+	t->tokens = xreallocarray(t->tokens, t->ntokens + 1,
+	    sizeof(*t->tokens));
+	memcpy(t->tokens[t->ntokens++], hash, sizeof(hash));
+ done:
+	free(s);
+}
+
+static void
+tenant_uid(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	struct tenant		*t;
+	struct tenant_uid	*u;
+	size_t			 i;
+
+	ctx->fields |= FIELD_UID;
+	if (check_name(ctx, loc, "uid", s) == -1)
+		goto done;
+	TAILQ_FOREACH(t, &ctx->p->tenants, entry)
+		for (i = 0; i < t->nuids; i++)
+			if (strcmp(t->uids[i].name, s) == 0) {
+				perr(ctx, loc, "uid \"%s\" already used by "
+				    "tenant \"%s\"", s, t->name);
+				goto done;
+			}
+	t = ctx->tenant;
+	t->uids = xreallocarray(t->uids, t->nuids + 1, sizeof(*t->uids));
+	u = &t->uids[t->nuids++];
+	memset(u, 0, sizeof(*u));
+	(void)copy(ctx, loc, "uid", u->name, s, sizeof(u->name));
+	u->uid = (uid_t)-1;
+ done:
+	free(s);
+}
+
+static void
+tenant_limits(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	if (once(ctx, loc, &ctx->fields, FIELD_LIMITS, "limits") == 0 &&
+	    check_name(ctx, loc, "limits name", s) == 0 &&
+	    copy(ctx, loc, "limits name", ctx->tenant->limits_name, s,
+	    sizeof(ctx->tenant->limits_name)) == 0)
+		ctx->tenant_refs[ctx->ntenant_refs - 1].loc = *loc;
+	free(s);
+}
+
+static void
+tenant_max(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	long long	 v;
+
+	if (once(ctx, loc, &ctx->fields, FIELD_MAX, "max sandboxes") == -1)
+		free(s);
+	else if ((v = number(ctx, loc, "max sandboxes", s, 0, 10000)) != -1)
+		ctx->tenant->max_sandboxes = (uint32_t)v;
+}
+
+/*
+ * Checks of a whole block.  A field given with a wrong value is not
+ * missing, and after a line that could not be parsed nothing is known.
+ */
+static int
+block_complete(struct parse_ctx *ctx, uint32_t field)
+{
+	return ctx->syntax_errors != ctx->block_syntax ||
+	    (ctx->fields & field) != 0;
+}
+
+static void
+tenant_end(struct parse_ctx *ctx)
+{
+	if (!block_complete(ctx, FIELD_TOKEN | FIELD_UID))
+		perr(ctx, &ctx->block_loc, "tenant \"%s\" has neither token "
+		    "nor uid", ctx->tenant->name);
+}
+
+/*
+ * A language is found by its name or any alias, so none of these may be
+ * given twice across all languages.
+ */
+static int
+language_clash(struct parse_ctx *ctx, const struct ploc *loc,
+    const char *what, const char *name)
+{
+	struct language	*l;
+	size_t		 i;
+
+	TAILQ_FOREACH(l, &ctx->p->languages, entry) {
+		if (strcmp(l->name, name) == 0) {
+			if (strcmp(what, "language") == 0)
+				perr(ctx, loc, "language \"%s\" defined twice",
+				    name);
+			else
+				perr(ctx, loc, "%s \"%s\" is the name of "
+				    "language \"%s\"", what, name, l->name);
+			return -1;
+		}
+		for (i = 0; i < l->naliases; i++)
+			if (strcmp(l->aliases[i], name) == 0) {
+				perr(ctx, loc, "%s \"%s\" is an alias of "
+				    "language \"%s\"", what, name, l->name);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+static void
+language_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
+{
+	struct language	*l;
+	struct ref	*r;
+
+	if (check_name(ctx, loc, "language name", name) == 0)
+		(void)language_clash(ctx, loc, "language", name);
+	l = xcalloc(1, sizeof(*l));
+	(void)str_copy(l->name, name, sizeof(l->name));
+	(void)str_copy(l->image, HOST_IMAGE, sizeof(l->image));
+	TAILQ_INSERT_TAIL(&ctx->p->languages, l, entry);
+	ctx->language = l;
+
+	ctx->image_refs = xreallocarray(ctx->image_refs,
+	    ctx->nimage_refs + 1, sizeof(*ctx->image_refs));
+	r = &ctx->image_refs[ctx->nimage_refs++];
+	r->loc = *loc;
+	r->obj = l;
+	block_begin(ctx, loc);
+	free(name);
+}
+
+static void
+language_alias(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	struct language	*l = ctx->language;
+
+	if (check_name(ctx, loc, "alias", s) == -1 ||
+	    language_clash(ctx, loc, "alias", s) == -1) {
+		free(s);
+		return;
+	}
+	l->aliases = xreallocarray(l->aliases, l->naliases + 1,
+	    sizeof(*l->aliases));
+	l->aliases[l->naliases++] = s;
+}
+
+/* The name the source is saved under in the sandbox's work directory. */
+static void
+language_file(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	const char	*why = NULL;
+
+	if (once(ctx, loc, &ctx->fields, FIELD_FILE, "file") == -1)
+		goto done;
+	if (*s == '\0')
+		why = "empty";
+	else if (strchr(s, '/') != NULL)
+		why = "contains '/'";
+	else if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		why = "not a file name";
+	else if (*s == '-')
+		why = "starts with '-'";
+	if (why != NULL)
+		perr(ctx, loc, "file \"%s\": %s", s, why);
+	else
+		(void)copy(ctx, loc, "file", ctx->language->file, s,
+		    sizeof(ctx->language->file));
+ done:
+	free(s);
+}
+
+static void
+language_cmd(struct parse_ctx *ctx, const struct ploc *loc, uint32_t bit,
+    const char *what, char *s, char **dst)
+{
+	if (once(ctx, loc, &ctx->fields, bit, what) == -1)
+		free(s);
+	else if (*s == '\0') {
+		perr(ctx, loc, "%s: empty command", what);
+		free(s);
+	} else
+		*dst = s;
+}
+
+static void
+language_image(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	if (once(ctx, loc, &ctx->fields, FIELD_IMAGE, "image") == 0 &&
+	    check_name(ctx, loc, "image name", s) == 0 &&
+	    copy(ctx, loc, "image name", ctx->language->image, s,
+	    sizeof(ctx->language->image)) == 0)
+		ctx->image_refs[ctx->nimage_refs - 1].loc = *loc;
+	free(s);
+}
+
+static void
+language_end(struct parse_ctx *ctx)
+{
+	struct language	*l = ctx->language;
+
+	if (!block_complete(ctx, FIELD_FILE))
+		perr(ctx, &ctx->block_loc, "language \"%s\" has no file",
+		    l->name);
+	if (!block_complete(ctx, FIELD_RUN))
+		perr(ctx, &ctx->block_loc, "language \"%s\" has no run "
+		    "command", l->name);
+}
+
+static void
+audit_begin(struct parse_ctx *ctx, const struct ploc *loc)
+{
+	(void)once(ctx, loc, &ctx->seen, SEEN_AUDIT, "audit");
+	block_begin(ctx, loc);
+}
+
+static void
+audit_required(struct parse_ctx *ctx, const struct ploc *loc, int yes)
+{
+	if (once(ctx, loc, &ctx->fields, FIELD_REQUIRED, "required") == 0)
+		ctx->p->audit.required = yes;
+}
+
+/*
+ * After the last line: defaults that depend on other settings, and names
+ * that may refer to a definition further down.
+ */
+
+static void
+finish_limits(struct parse_ctx *ctx)
+{
+	struct policy	*p = ctx->p;
+	struct limits	*def, *l;
+	struct tenant	*t;
+	size_t		 i;
+
+	if ((def = policy_limits(p, "default")) == NULL)
+		def = limits_new("default");
+	else
+		TAILQ_REMOVE(&p->limits, def, entry);
+	TAILQ_INSERT_HEAD(&p->limits, def, entry);
+
+	TAILQ_FOREACH(l, &p->limits, entry) {
+		if (l == def)
+			continue;
+		if (!(l->set & LIMIT_MEMORY))
+			l->memory = def->memory;
+		if (!(l->set & LIMIT_CPUS))
+			l->cpus = def->cpus;
+		if (!(l->set & LIMIT_PIDS))
+			l->pids = def->pids;
+		if (!(l->set & LIMIT_TIMEOUT))
+			l->timeout = def->timeout;
+		if (!(l->set & LIMIT_OUTPUT))
+			l->output = def->output;
+		if (!(l->set & LIMIT_DISK))
+			l->disk = def->disk;
+		if (!(l->set & LIMIT_NETWORK))
+			l->network = def->network;
+	}
+
+	for (i = 0; i < ctx->ntenant_refs; i++) {
+		t = ctx->tenant_refs[i].obj;
+		if ((t->limits = policy_limits(p, t->limits_name)) == NULL)
+			perr(ctx, &ctx->tenant_refs[i].loc, "tenant \"%s\": "
+			    "unknown limits \"%s\"", t->name, t->limits_name);
+	}
+}
+
+static void
+finish_images(struct parse_ctx *ctx)
+{
+	struct policy	*p = ctx->p;
+	struct image	*host;
+	struct language	*l;
+	size_t		 i;
+
+	if ((host = policy_image(p, HOST_IMAGE)) == NULL) {
+		host = xcalloc(1, sizeof(*host));
+		(void)str_copy(host->name, HOST_IMAGE, sizeof(host->name));
+		host->type = IMAGE_HOST;
+		host->pool = DEFAULT_POOL;
+	} else
+		TAILQ_REMOVE(&p->images, host, entry);
+	TAILQ_INSERT_HEAD(&p->images, host, entry);
+
+	for (i = 0; i < ctx->nimage_refs; i++) {
+		l = ctx->image_refs[i].obj;
+		if (policy_image(p, l->image) == NULL)
+			perr(ctx, &ctx->image_refs[i].loc, "language \"%s\": "
+			    "unknown image \"%s\"", l->name, l->image);
+	}
+}
+
+static void
+default_path(struct parse_ctx *ctx, char *dst, size_t size, const char *dir,
+    const char *file, const struct ploc *dirloc, const char *dirwhat,
+    const char *what)
+{
+	int	 n;
+
+	if (dst[0] != '\0')
+		return;
+	n = snprintf(dst, size, "%s/%s", dir, file);
+	if (n < 0 || (size_t)n >= size) {
+		dst[0] = '\0';
+		perr(ctx, dirloc, "%s too long for the default %s (at most "
+		    "%zu bytes); set it explicitly", dirwhat, what, size - 1);
+	}
+}
+
+static void
+finish(struct parse_ctx *ctx)
+{
+	struct policy	*p = ctx->p;
+
+	finish_limits(ctx);
+	finish_images(ctx);
+	default_path(ctx, p->sandbox_socket, sizeof(p->sandbox_socket),
+	    p->run_dir, DEFAULT_SANDBOX_SOCK, &ctx->run_dir_loc,
+	    "run directory", "sandbox socket");
+	default_path(ctx, p->audit.socket, sizeof(p->audit.socket),
+	    p->run_dir, DEFAULT_AUDIT_SOCK, &ctx->run_dir_loc,
+	    "run directory", "audit socket");
+	default_path(ctx, p->audit.database, sizeof(p->audit.database),
+	    p->state_dir, DEFAULT_AUDIT_DB, &ctx->state_dir_loc,
+	    "state directory", "audit database");
+}
+
+static struct policy *
+policy_new(void)
+{
+	struct policy	*p;
+
+	p = xcalloc(1, sizeof(*p));
+	TAILQ_INIT(&p->listens);
+	TAILQ_INIT(&p->limits);
+	TAILQ_INIT(&p->tenants);
+	TAILQ_INIT(&p->images);
+	TAILQ_INIT(&p->languages);
+	(void)str_copy(p->user, DEFAULT_USER, sizeof(p->user));
+	(void)str_copy(p->run_dir, DEFAULT_RUN_DIR, sizeof(p->run_dir));
+	(void)str_copy(p->state_dir, DEFAULT_STATE_DIR, sizeof(p->state_dir));
+	(void)str_copy(p->runc, DEFAULT_RUNC, sizeof(p->runc));
+	(void)str_copy(p->sandbox_init, DEFAULT_SANDBOX_INIT,
+	    sizeof(p->sandbox_init));
+	p->audit.required = 1;
+	(void)str_copy(p->audit.user, DEFAULT_AUDIT_USER,
+	    sizeof(p->audit.user));
+	/* Not root by accident if policy_resolve() is never called. */
+	p->uid = p->audit.uid = (uid_t)-1;
+	p->gid = p->group_gid = p->audit.gid = (gid_t)-1;
+	return p;
+}
+
+static void
+ctx_free(struct parse_ctx *ctx)
+{
+	struct file	*f;
+	struct macro	*m;
+
+	while ((f = ctx->files) != NULL) {
+		ctx->files = f->next;
+		free(f->name);
+		free(f->buf);
+		free(f);
+	}
+	while ((m = ctx->macros) != NULL) {
+		ctx->macros = m->next;
+		free(m->name);
+		free(m->value);
+		free(m);
+	}
+	free(ctx->include);
+	free(ctx->tenant_refs);
+	free(ctx->image_refs);
+	free(ctx);
+}
+
+struct policy *
+policy_load(const char *path)
+{
+	struct parse_ctx	*ctx;
+	struct policy		*p;
+	int			 rv;
+
+	if (sodium_init() == -1) {
+		log_warnx("%s: libsodium cannot be initialized", path);
+		return NULL;
+	}
+	ctx = xcalloc(1, sizeof(*ctx));
+	ctx->p = p = policy_new();
+	crypto_hash_sha256_init(&ctx->sha);
+	if (str_copy(p->path, path, sizeof(p->path)) == -1) {
+		log_warnx("%.64s...: path too long", path);
+		ctx->errors++;
+	} else if (file_push(ctx, path, NULL) == 0) {
+		rv = yyparse(ctx);
+		if (rv != 0 && ctx->errors == 0) {
+			log_warnx("%s: cannot be parsed", path);
+			ctx->errors++;
+		}
+		finish(ctx);
+	}
+	crypto_hash_sha256_final(&ctx->sha, p->digest);
+	if (ctx->errors > 0) {
+		policy_free(p);
+		p = NULL;
+	}
+	ctx_free(ctx);
+	return p;
+}

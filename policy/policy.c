@@ -1,0 +1,465 @@
+/*
+ * The policy once loaded: lookups, user resolution, and the canonical
+ * printout that "mcpd -n -v" shows.  The parser is in parse.y.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "log.h"
+#include "policy.h"
+#include "util.h"
+
+void
+policy_free(struct policy *p)
+{
+	struct listen_addr	*la;
+	struct limits		*l;
+	struct tenant		*t;
+	struct image		*im;
+	struct language		*lang;
+	size_t			 i;
+
+	if (p == NULL)
+		return;
+	while ((la = TAILQ_FIRST(&p->listens)) != NULL) {
+		TAILQ_REMOVE(&p->listens, la, entry);
+		free(la);
+	}
+	while ((l = TAILQ_FIRST(&p->limits)) != NULL) {
+		TAILQ_REMOVE(&p->limits, l, entry);
+		free(l);
+	}
+	while ((t = TAILQ_FIRST(&p->tenants)) != NULL) {
+		TAILQ_REMOVE(&p->tenants, t, entry);
+		/* Hashes, not tokens, but there is no reason to leave them. */
+		if (t->tokens != NULL)
+			sodium_memzero(t->tokens,
+			    t->ntokens * sizeof(*t->tokens));
+		free(t->tokens);
+		free(t->uids);
+		free(t);
+	}
+	while ((im = TAILQ_FIRST(&p->images)) != NULL) {
+		TAILQ_REMOVE(&p->images, im, entry);
+		free(im);
+	}
+	while ((lang = TAILQ_FIRST(&p->languages)) != NULL) {
+		TAILQ_REMOVE(&p->languages, lang, entry);
+		for (i = 0; i < lang->naliases; i++)
+			free(lang->aliases[i]);
+		free(lang->aliases);
+		free(lang->build);
+		free(lang->run);
+		free(lang->version);
+		free(lang);
+	}
+	free(p);
+}
+
+int
+policy_valid_name(const char *s)
+{
+	size_t	 len = strlen(s), i;
+	char	 c;
+
+	if (len == 0 || len >= POLICY_NAME_MAX || s[0] == '-' || s[0] == '.')
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		    c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Users and groups.
+ */
+
+static int
+resolve_user(const struct policy *p, const char *name, uid_t *uid,
+    gid_t *gid)
+{
+	if (user_lookup(name, uid, gid) == -1) {
+		log_warnx("%s: user \"%s\" does not exist", p->path, name);
+		return -1;
+	}
+	return 0;
+}
+
+int
+policy_resolve(struct policy *p, int which)
+{
+	struct tenant	*t;
+	gid_t		 gid;
+	size_t		 i;
+	int		 rv = 0;
+
+	if (which & POLICY_RESOLVE_MCPD) {
+		if (resolve_user(p, p->user, &p->uid, &p->gid) == -1)
+			rv = -1;
+		else if (p->group[0] == '\0')
+			p->group_gid = p->gid;
+		else if (group_lookup(p->group, &p->group_gid) == -1) {
+			log_warnx("%s: group \"%s\" does not exist", p->path,
+			    p->group);
+			rv = -1;
+		}
+	}
+	if (which & POLICY_RESOLVE_AUDIT)
+		if (resolve_user(p, p->audit.user, &p->audit.uid,
+		    &p->audit.gid) == -1)
+			rv = -1;
+	if (which & POLICY_RESOLVE_TENANTS)
+		TAILQ_FOREACH(t, &p->tenants, entry)
+			for (i = 0; i < t->nuids; i++)
+				if (resolve_user(p, t->uids[i].name,
+				    &t->uids[i].uid, &gid) == -1)
+					rv = -1;
+	return rv;
+}
+
+/*
+ * Lookups.
+ */
+
+struct limits *
+policy_limits(const struct policy *p, const char *name)
+{
+	struct limits	*l;
+
+	TAILQ_FOREACH(l, &p->limits, entry)
+		if (strcmp(l->name, name) == 0)
+			return l;
+	return NULL;
+}
+
+struct image *
+policy_image(const struct policy *p, const char *name)
+{
+	struct image	*im;
+
+	TAILQ_FOREACH(im, &p->images, entry)
+		if (strcmp(im->name, name) == 0)
+			return im;
+	return NULL;
+}
+
+/* By name or by alias: the parser keeps them all distinct. */
+struct language *
+policy_language(const struct policy *p, const char *name)
+{
+	struct language	*l;
+	size_t		 i;
+
+	TAILQ_FOREACH(l, &p->languages, entry) {
+		if (strcmp(l->name, name) == 0)
+			return l;
+		for (i = 0; i < l->naliases; i++)
+			if (strcmp(l->aliases[i], name) == 0)
+				return l;
+	}
+	return NULL;
+}
+
+struct tenant *
+policy_tenant(const struct policy *p, const char *name)
+{
+	struct tenant	*t;
+
+	TAILQ_FOREACH(t, &p->tenants, entry)
+		if (strcmp(t->name, name) == 0)
+			return t;
+	return NULL;
+}
+
+/* Unresolved uids are (uid_t)-1 and match nothing. */
+struct tenant *
+policy_tenant_by_uid(const struct policy *p, uid_t uid)
+{
+	struct tenant	*t;
+	size_t		 i;
+
+	if (uid == (uid_t)-1)
+		return NULL;
+	TAILQ_FOREACH(t, &p->tenants, entry)
+		for (i = 0; i < t->nuids; i++)
+			if (t->uids[i].uid == uid)
+				return t;
+	return NULL;
+}
+
+/*
+ * Every token of every tenant is compared and the match is picked without
+ * a branch, so the time taken says nothing about which tenant, if any, a
+ * presented token belongs to.
+ */
+struct tenant *
+policy_tenant_by_token(const struct policy *p,
+    const uint8_t hash[POLICY_TOKEN_HASH_LEN])
+{
+	struct tenant	*t;
+	uintptr_t	 found = 0, mask;
+	size_t		 i;
+
+	TAILQ_FOREACH(t, &p->tenants, entry)
+		for (i = 0; i < t->ntokens; i++) {
+			mask = (uintptr_t)0 - (uintptr_t)(sodium_memcmp(
+			    t->tokens[i], hash, POLICY_TOKEN_HASH_LEN) == 0);
+			found = (found & ~mask) | ((uintptr_t)t & mask);
+		}
+	return (struct tenant *)found;
+}
+
+/*
+ * The canonical printout.  Every value is written in a form the lexer
+ * reads back to the same bits: strings quoted, sizes and durations in the
+ * largest unit that divides them exactly.
+ */
+
+static void
+dump_string(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', fp);
+		fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+static void
+dump_kv(FILE *fp, const char *indent, const char *key, const char *val)
+{
+	fprintf(fp, "%s%s ", indent, key);
+	dump_string(fp, val);
+	fputc('\n', fp);
+}
+
+static void
+fmt_size(char *buf, size_t size, uint64_t v)
+{
+	static const char	 units[] = "TGMK";
+	unsigned int		 shift;
+	size_t			 i;
+
+	for (i = 0, shift = 40; i < sizeof(units) - 1; i++, shift -= 10)
+		if (v != 0 && v % (1ULL << shift) == 0) {
+			(void)snprintf(buf, size, "%llu%c",
+			    (unsigned long long)(v >> shift), units[i]);
+			return;
+		}
+	(void)snprintf(buf, size, "%llu", (unsigned long long)v);
+}
+
+#define MS_MINUTE	(60ULL * 1000)
+#define MS_HOUR		(60ULL * MS_MINUTE)
+
+static void
+fmt_duration(char *buf, size_t size, uint64_t ms)
+{
+	if (ms != 0 && ms % MS_HOUR == 0)
+		(void)snprintf(buf, size, "%lluh",
+		    (unsigned long long)(ms / MS_HOUR));
+	else if (ms != 0 && ms % MS_MINUTE == 0)
+		(void)snprintf(buf, size, "%llum",
+		    (unsigned long long)(ms / MS_MINUTE));
+	else if (ms % 1000 == 0)
+		(void)snprintf(buf, size, "%llus",
+		    (unsigned long long)(ms / 1000));
+	else
+		(void)snprintf(buf, size, "%llums", (unsigned long long)ms);
+}
+
+static void
+fmt_cpus(char *buf, size_t size, uint32_t milli)
+{
+	size_t	 len;
+
+	if (milli % 1000 == 0) {
+		(void)snprintf(buf, size, "%u", milli / 1000);
+		return;
+	}
+	(void)snprintf(buf, size, "%u.%03u", milli / 1000, milli % 1000);
+	len = strlen(buf);
+	while (len > 0 && buf[len - 1] == '0')
+		buf[--len] = '\0';
+}
+
+static void
+dump_global(FILE *fp, const struct policy *p)
+{
+	dump_kv(fp, "", "user", p->user);
+	if (p->group[0] != '\0')
+		dump_kv(fp, "", "group", p->group);
+	else
+		fprintf(fp, "# group: the primary group of the user\n");
+	dump_kv(fp, "", "run directory", p->run_dir);
+	dump_kv(fp, "", "state directory", p->state_dir);
+	dump_kv(fp, "", "runc", p->runc);
+	dump_kv(fp, "", "sandbox-init", p->sandbox_init);
+	dump_kv(fp, "", "sandbox socket", p->sandbox_socket);
+}
+
+static void
+dump_listens(FILE *fp, const struct policy *p)
+{
+	struct listen_addr	*la;
+
+	if (TAILQ_EMPTY(&p->listens))
+		return;
+	fputc('\n', fp);
+	TAILQ_FOREACH(la, &p->listens, entry) {
+		fprintf(fp, "listen on ");
+		if (la->type == LISTEN_TCP) {
+			dump_string(fp, la->host);
+			fprintf(fp, " port %u\n", la->port);
+		} else {
+			fprintf(fp, "unix ");
+			dump_string(fp, la->path);
+			fprintf(fp, " mode %04o\n", (unsigned int)la->mode);
+		}
+	}
+}
+
+/*
+ * A field the file left out is shown as a comment, so that the printout
+ * inherits from "default" exactly as the original did.
+ */
+static void
+dump_field(FILE *fp, const struct limits *l, uint32_t bit, const char *key,
+    const char *val)
+{
+	if (l->set & bit)
+		fprintf(fp, "\t%s %s\n", key, val);
+	else
+		fprintf(fp, "\t# %s %s\t(%s)\n", key, val,
+		    strcmp(l->name, "default") == 0 ? "built in" :
+		    "from \"default\"");
+}
+
+static void
+dump_limits(FILE *fp, const struct policy *p)
+{
+	struct limits	*l;
+	char		 buf[32];
+
+	TAILQ_FOREACH(l, &p->limits, entry) {
+		fprintf(fp, "\nlimits ");
+		dump_string(fp, l->name);
+		fprintf(fp, " {\n");
+		fmt_size(buf, sizeof(buf), l->memory);
+		dump_field(fp, l, LIMIT_MEMORY, "memory", buf);
+		fmt_cpus(buf, sizeof(buf), l->cpus);
+		dump_field(fp, l, LIMIT_CPUS, "cpus", buf);
+		(void)snprintf(buf, sizeof(buf), "%u", l->pids);
+		dump_field(fp, l, LIMIT_PIDS, "pids", buf);
+		fmt_duration(buf, sizeof(buf), l->timeout);
+		dump_field(fp, l, LIMIT_TIMEOUT, "timeout", buf);
+		fmt_size(buf, sizeof(buf), l->output);
+		dump_field(fp, l, LIMIT_OUTPUT, "output", buf);
+		fmt_size(buf, sizeof(buf), l->disk);
+		dump_field(fp, l, LIMIT_DISK, "disk", buf);
+		dump_field(fp, l, LIMIT_NETWORK, "network",
+		    l->network == NET_EGRESS ? "egress" : "none");
+		fprintf(fp, "}\n");
+	}
+}
+
+static void
+dump_images(FILE *fp, const struct policy *p)
+{
+	struct image	*im;
+
+	fputc('\n', fp);
+	TAILQ_FOREACH(im, &p->images, entry) {
+		fprintf(fp, "image ");
+		dump_string(fp, im->name);
+		if (im->type == IMAGE_ROOTFS) {
+			fprintf(fp, " rootfs ");
+			dump_string(fp, im->path);
+		} else
+			fprintf(fp, " host");
+		fprintf(fp, " pool %u\n", im->pool);
+	}
+}
+
+static void
+dump_tenants(FILE *fp, const struct policy *p)
+{
+	struct tenant	*t;
+	size_t		 i, j;
+
+	TAILQ_FOREACH(t, &p->tenants, entry) {
+		fprintf(fp, "\ntenant ");
+		dump_string(fp, t->name);
+		fprintf(fp, " {\n");
+		for (i = 0; i < t->ntokens; i++) {
+			fprintf(fp, "\ttoken \"sha256:");
+			for (j = 0; j < POLICY_TOKEN_HASH_LEN; j++)
+				fprintf(fp, "%02x", t->tokens[i][j]);
+			fprintf(fp, "\"\n");
+		}
+		for (i = 0; i < t->nuids; i++)
+			dump_kv(fp, "\t", "uid", t->uids[i].name);
+		dump_kv(fp, "\t", "limits", t->limits_name);
+		fprintf(fp, "\tmax sandboxes %u\n}\n", t->max_sandboxes);
+	}
+}
+
+static void
+dump_languages(FILE *fp, const struct policy *p)
+{
+	struct language	*l;
+	size_t		 i;
+
+	TAILQ_FOREACH(l, &p->languages, entry) {
+		fprintf(fp, "\nlanguage ");
+		dump_string(fp, l->name);
+		fprintf(fp, " {\n");
+		for (i = 0; i < l->naliases; i++)
+			dump_kv(fp, "\t", "alias", l->aliases[i]);
+		dump_kv(fp, "\t", "file", l->file);
+		if (l->build != NULL)
+			dump_kv(fp, "\t", "build", l->build);
+		if (l->run != NULL)
+			dump_kv(fp, "\t", "run", l->run);
+		dump_kv(fp, "\t", "image", l->image);
+		if (l->version != NULL)
+			dump_kv(fp, "\t", "version", l->version);
+		fprintf(fp, "}\n");
+	}
+}
+
+static void
+dump_audit(FILE *fp, const struct policy *p)
+{
+	fprintf(fp, "\naudit {\n\trequired %s\n",
+	    p->audit.required ? "yes" : "no");
+	dump_kv(fp, "\t", "socket", p->audit.socket);
+	dump_kv(fp, "\t", "database", p->audit.database);
+	dump_kv(fp, "\t", "user", p->audit.user);
+	fprintf(fp, "}\n");
+}
+
+void
+policy_dump(FILE *fp, const struct policy *p)
+{
+	dump_global(fp, p);
+	dump_listens(fp, p);
+	dump_limits(fp, p);
+	dump_images(fp, p);
+	dump_tenants(fp, p);
+	dump_languages(fp, p);
+	dump_audit(fp, p);
+}

@@ -1,0 +1,202 @@
+/*
+ * The in-memory policy: what mcpd.conf(5) says, after parsing and checking.
+ *
+ * policy_load() parses a file into a struct policy; every daemon loads the
+ * same file and uses the parts it needs.  Names of users and groups are kept
+ * as written and resolved by policy_resolve() at daemon start, so that
+ * "-n" checks a file on a machine where the users do not exist yet.
+ */
+#ifndef MCPD_POLICY_H
+#define MCPD_POLICY_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR		"/etc"
+#endif
+#ifndef LIBEXECDIR
+#define LIBEXECDIR		"/usr/libexec"
+#endif
+
+#define MCPD_CONF		SYSCONFDIR "/mcpd/mcpd.conf"
+#define POLICY_NAME_MAX		64	/* tenant, limits, image, language */
+#define POLICY_USER_MAX		64	/* user and group names */
+#define POLICY_SOCK_MAX		108	/* sizeof(sun_path) */
+#define POLICY_TOKEN_HASH_LEN	32	/* SHA-256 */
+
+/* Built-in defaults, used where the file is silent. */
+#define DEFAULT_USER		"_mcpd"
+#define DEFAULT_AUDIT_USER	"_mcpaudit"
+#define DEFAULT_RUN_DIR		"/run/mcpd"
+#define DEFAULT_STATE_DIR	"/var/lib/mcpd"
+#define DEFAULT_RUNC		"/usr/sbin/runc"
+#define DEFAULT_SANDBOX_INIT	LIBEXECDIR "/mcpd/sandbox-init"
+#define DEFAULT_SANDBOX_SOCK	"sandboxd.sock"	/* in the run directory */
+#define DEFAULT_AUDIT_SOCK	"auditd.sock"	/* in the run directory */
+#define DEFAULT_AUDIT_DB	"audit.db"	/* in the state directory */
+#define DEFAULT_UNIX_MODE	0660
+#define DEFAULT_POOL		2
+#define HOST_IMAGE		"host"
+
+#define DEFAULT_MEMORY		(512ULL << 20)
+#define DEFAULT_CPUS		1000		/* thousandths of a CPU */
+#define DEFAULT_PIDS		128
+#define DEFAULT_TIMEOUT		30000		/* ms */
+#define DEFAULT_OUTPUT		(1ULL << 20)
+#define DEFAULT_DISK		(256ULL << 20)
+#define DEFAULT_MAX_SANDBOXES	4
+
+enum net_mode {
+	NET_NONE,		/* loopback only */
+	NET_EGRESS,		/* outbound network allowed */
+};
+
+/* Bits of limits.set: which fields the file gave explicitly. */
+#define LIMIT_MEMORY		0x01
+#define LIMIT_CPUS		0x02
+#define LIMIT_PIDS		0x04
+#define LIMIT_TIMEOUT		0x08
+#define LIMIT_OUTPUT		0x10
+#define LIMIT_DISK		0x20
+#define LIMIT_NETWORK		0x40
+
+struct limits {
+	TAILQ_ENTRY(limits)	 entry;
+	char			 name[POLICY_NAME_MAX];
+	uint64_t		 memory;	/* bytes; swap is the same */
+	uint32_t		 cpus;		/* thousandths of a CPU */
+	uint32_t		 pids;
+	uint64_t		 timeout;	/* wall clock, ms */
+	uint64_t		 output;	/* bytes of output per exec */
+	uint64_t		 disk;		/* bytes of workspace */
+	enum net_mode		 network;
+	uint32_t		 set;		/* LIMIT_* given in the file */
+};
+
+enum listen_type {
+	LISTEN_TCP,
+	LISTEN_UNIX,
+};
+
+struct listen_addr {
+	TAILQ_ENTRY(listen_addr) entry;
+	enum listen_type	 type;
+	char			 host[256];	/* TCP: address or name */
+	uint16_t		 port;		/* TCP */
+	char			 path[POLICY_SOCK_MAX];	/* UNIX */
+	mode_t			 mode;		/* UNIX */
+};
+
+struct tenant_uid {
+	char			 name[POLICY_USER_MAX];	/* as written */
+	uid_t			 uid;		/* after policy_resolve() */
+};
+
+struct tenant {
+	TAILQ_ENTRY(tenant)	 entry;
+	char			 name[POLICY_NAME_MAX];
+	uint8_t			(*tokens)[POLICY_TOKEN_HASH_LEN];
+	size_t			 ntokens;
+	struct tenant_uid	*uids;
+	size_t			 nuids;
+	char			 limits_name[POLICY_NAME_MAX];
+	struct limits		*limits;	/* never NULL after loading */
+	uint32_t		 max_sandboxes;
+};
+
+enum image_type {
+	IMAGE_HOST,		/* read-only view of the host's /usr, /lib... */
+	IMAGE_ROOTFS,		/* a root filesystem directory */
+};
+
+struct image {
+	TAILQ_ENTRY(image)	 entry;
+	char			 name[POLICY_NAME_MAX];
+	enum image_type		 type;
+	char			 path[PATH_MAX];	/* IMAGE_ROOTFS */
+	uint32_t		 pool;		/* warm containers kept */
+};
+
+struct language {
+	TAILQ_ENTRY(language)	 entry;
+	char			 name[POLICY_NAME_MAX];
+	char			**aliases;
+	size_t			 naliases;
+	char			 file[POLICY_NAME_MAX];	/* source file name */
+	char			*build;		/* NULL: interpreted */
+	char			*run;
+	char			 image[POLICY_NAME_MAX];
+	char			*version;	/* NULL: no probe */
+};
+
+struct audit_conf {
+	int			 required;
+	char			 socket[POLICY_SOCK_MAX];
+	char			 database[PATH_MAX];
+	char			 user[POLICY_USER_MAX];
+	uid_t			 uid;		/* after policy_resolve() */
+	gid_t			 gid;
+};
+
+struct policy {
+	char			 path[PATH_MAX];	/* file loaded */
+	uint8_t			 digest[32];	/* SHA-256 of all text read */
+
+	char			 user[POLICY_USER_MAX];	/* mcpd runs as */
+	char			 group[POLICY_USER_MAX];	/* "" = user's */
+	uid_t			 uid;		/* after policy_resolve() */
+	gid_t			 gid;
+	gid_t			 group_gid;
+
+	char			 run_dir[PATH_MAX];
+	char			 state_dir[PATH_MAX];
+	char			 runc[PATH_MAX];
+	char			 sandbox_init[PATH_MAX];
+	char			 sandbox_socket[POLICY_SOCK_MAX];
+
+	TAILQ_HEAD(, listen_addr) listens;
+	TAILQ_HEAD(, limits)	 limits;
+	TAILQ_HEAD(, tenant)	 tenants;
+	TAILQ_HEAD(, image)	 images;
+	TAILQ_HEAD(, language)	 languages;
+	struct audit_conf	 audit;
+};
+
+/*
+ * Parse and check a file.  Errors are logged with log_warnx() as
+ * "file:line: message"; NULL is returned after the whole file has been read
+ * so that every error in it is reported at once.
+ */
+struct policy	*policy_load(const char *);
+void		 policy_free(struct policy *);
+
+/*
+ * Look up users and groups named in the policy.  Returns 0, or -1 after
+ * logging which name does not exist.  which: POLICY_RESOLVE_* bits.
+ */
+#define POLICY_RESOLVE_MCPD	0x01	/* user, group */
+#define POLICY_RESOLVE_AUDIT	0x02	/* audit user */
+#define POLICY_RESOLVE_TENANTS	0x04	/* tenant uids */
+int		 policy_resolve(struct policy *, int);
+
+/* Print the policy as a file that policy_load() reads back unchanged. */
+void		 policy_dump(FILE *, const struct policy *);
+
+struct limits	*policy_limits(const struct policy *, const char *);
+struct image	*policy_image(const struct policy *, const char *);
+struct language	*policy_language(const struct policy *, const char *);
+struct tenant	*policy_tenant(const struct policy *, const char *);
+struct tenant	*policy_tenant_by_uid(const struct policy *, uid_t);
+/* Compares against every token of every tenant in constant time. */
+struct tenant	*policy_tenant_by_token(const struct policy *,
+		    const uint8_t [POLICY_TOKEN_HASH_LEN]);
+
+/* A name usable for tenants, limits, images, languages: [A-Za-z0-9._-]. */
+int		 policy_valid_name(const char *);
+
+#endif

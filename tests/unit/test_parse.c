@@ -1,0 +1,1208 @@
+/*
+ * mcpd.conf(5) parser: values, defaults, includes and macros, the
+ * canonical dump, and the exact message for each kind of mistake.
+ *
+ * Files are written to a temporary directory that the test changes into,
+ * so that messages name them as "t.conf" and can be compared verbatim.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "log.h"
+#include "policy.h"
+#include "util.h"
+#include "../tap.h"
+
+#define H1	"0123456789abcdef0123456789abcdef" \
+		"0123456789abcdef0123456789abcdef"
+#define H2	"FEDCBA9876543210FEDCBA9876543210" \
+		"FEDCBA9876543210FEDCBA9876543210"
+
+static char	 tmpdir[PATH_MAX];
+static char	 shipped[PATH_MAX];
+static char	 errbuf[1 << 20];
+
+static void
+write_file(const char *name, const void *data, size_t len)
+{
+	FILE	*fp;
+
+	if ((fp = fopen(name, "w")) == NULL ||
+	    fwrite(data, 1, len, fp) != len || fclose(fp) != 0) {
+		fprintf(stderr, "cannot write %s: %s\n", name, strerror(errno));
+		exit(1);
+	}
+}
+
+static void
+put(const char *name, const char *text)
+{
+	write_file(name, text, strlen(text));
+}
+
+/* policy_load() with everything it logs caught in errbuf. */
+static struct policy *
+load(const char *path)
+{
+	struct policy	*p;
+	ssize_t		 n;
+	int		 saved, fd;
+
+	if ((fd = open("stderr.out", O_RDWR | O_CREAT | O_TRUNC, 0600)) == -1 ||
+	    (saved = dup(STDERR_FILENO)) == -1 ||
+	    dup2(fd, STDERR_FILENO) == -1) {
+		perror("capture");
+		exit(1);
+	}
+	p = policy_load(path);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	n = pread(fd, errbuf, sizeof(errbuf) - 1, 0);
+	errbuf[n > 0 ? n : 0] = '\0';
+	close(fd);
+	return p;
+}
+
+/* Expected lines, each prefixed as log_init() makes them. */
+static const char *
+logged(const char *lines)
+{
+	static char	 buf[8192];
+	size_t		 len = 0;
+	const char	*nl;
+
+	buf[0] = '\0';
+	while (*lines != '\0') {
+		if ((nl = strchr(lines, '\n')) == NULL)
+			nl = lines + strlen(lines);
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+		    "test: %.*s\n", (int)(nl - lines), lines);
+		lines = *nl != '\0' ? nl + 1 : nl;
+	}
+	return buf;
+}
+
+/* The file must be refused with exactly these messages. */
+static void
+fails(const char *what, const char *text, const char *expect)
+{
+	struct policy	*p;
+	const char	*want;
+
+	put("t.conf", text);
+	p = load("t.conf");
+	want = logged(expect);
+	if (!ok(p == NULL && strcmp(errbuf, want) == 0, "refused: %s", what)) {
+		diag("want: %s", want);
+		diag("got:  %s", errbuf);
+	}
+	policy_free(p);
+}
+
+/* The file must load without a word. */
+static struct policy *
+loads(const char *what, const char *text)
+{
+	struct policy	*p;
+
+	put("t.conf", text);
+	p = load("t.conf");
+	if (!ok(p != NULL && errbuf[0] == '\0', "loads: %s", what))
+		diag("got: %s", errbuf);
+	return p;
+}
+
+static char *
+dump_text(const struct policy *p)
+{
+	char	*buf = NULL;
+	size_t	 len = 0;
+	FILE	*fp;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL) {
+		perror("open_memstream");
+		exit(1);
+	}
+	policy_dump(fp, p);
+	fclose(fp);
+	return buf;
+}
+
+static int
+same_limits(const struct limits *a, const struct limits *b)
+{
+	return strcmp(a->name, b->name) == 0 && a->memory == b->memory &&
+	    a->cpus == b->cpus && a->pids == b->pids &&
+	    a->timeout == b->timeout && a->output == b->output &&
+	    a->disk == b->disk && a->network == b->network &&
+	    a->set == b->set;
+}
+
+static int
+same_tenant(const struct tenant *a, const struct tenant *b)
+{
+	size_t	 i;
+
+	if (strcmp(a->name, b->name) != 0 || a->ntokens != b->ntokens ||
+	    a->nuids != b->nuids || strcmp(a->limits_name,
+	    b->limits_name) != 0 || strcmp(a->limits->name,
+	    b->limits->name) != 0 || a->max_sandboxes != b->max_sandboxes)
+		return 0;
+	for (i = 0; i < a->ntokens; i++)
+		if (memcmp(a->tokens[i], b->tokens[i],
+		    POLICY_TOKEN_HASH_LEN) != 0)
+			return 0;
+	for (i = 0; i < a->nuids; i++)
+		if (strcmp(a->uids[i].name, b->uids[i].name) != 0)
+			return 0;
+	return 1;
+}
+
+static int
+same_string(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static int
+same_language(const struct language *a, const struct language *b)
+{
+	size_t	 i;
+
+	if (strcmp(a->name, b->name) != 0 || a->naliases != b->naliases ||
+	    strcmp(a->file, b->file) != 0 || strcmp(a->image, b->image) != 0 ||
+	    !same_string(a->build, b->build) || !same_string(a->run, b->run) ||
+	    !same_string(a->version, b->version))
+		return 0;
+	for (i = 0; i < a->naliases; i++)
+		if (strcmp(a->aliases[i], b->aliases[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/* Everything but the path and digest, which depend on the file. */
+static int
+same_policy(const struct policy *a, const struct policy *b)
+{
+	const struct listen_addr	*la, *lb;
+	const struct limits		*ma, *mb;
+	const struct image		*ia, *ib;
+	const struct tenant		*ta, *tb;
+	const struct language		*ga, *gb;
+
+	if (strcmp(a->user, b->user) != 0 || strcmp(a->group, b->group) != 0 ||
+	    strcmp(a->run_dir, b->run_dir) != 0 ||
+	    strcmp(a->state_dir, b->state_dir) != 0 ||
+	    strcmp(a->runc, b->runc) != 0 ||
+	    strcmp(a->sandbox_init, b->sandbox_init) != 0 ||
+	    strcmp(a->sandbox_socket, b->sandbox_socket) != 0 ||
+	    a->audit.required != b->audit.required ||
+	    strcmp(a->audit.socket, b->audit.socket) != 0 ||
+	    strcmp(a->audit.database, b->audit.database) != 0 ||
+	    strcmp(a->audit.user, b->audit.user) != 0)
+		return 0;
+	for (la = TAILQ_FIRST(&a->listens), lb = TAILQ_FIRST(&b->listens);
+	    la != NULL && lb != NULL;
+	    la = TAILQ_NEXT(la, entry), lb = TAILQ_NEXT(lb, entry))
+		if (la->type != lb->type || strcmp(la->host, lb->host) != 0 ||
+		    la->port != lb->port || strcmp(la->path, lb->path) != 0 ||
+		    la->mode != lb->mode)
+			return 0;
+	if (la != NULL || lb != NULL)
+		return 0;
+	for (ma = TAILQ_FIRST(&a->limits), mb = TAILQ_FIRST(&b->limits);
+	    ma != NULL && mb != NULL;
+	    ma = TAILQ_NEXT(ma, entry), mb = TAILQ_NEXT(mb, entry))
+		if (!same_limits(ma, mb))
+			return 0;
+	if (ma != NULL || mb != NULL)
+		return 0;
+	for (ia = TAILQ_FIRST(&a->images), ib = TAILQ_FIRST(&b->images);
+	    ia != NULL && ib != NULL;
+	    ia = TAILQ_NEXT(ia, entry), ib = TAILQ_NEXT(ib, entry))
+		if (strcmp(ia->name, ib->name) != 0 || ia->type != ib->type ||
+		    strcmp(ia->path, ib->path) != 0 || ia->pool != ib->pool)
+			return 0;
+	if (ia != NULL || ib != NULL)
+		return 0;
+	for (ta = TAILQ_FIRST(&a->tenants), tb = TAILQ_FIRST(&b->tenants);
+	    ta != NULL && tb != NULL;
+	    ta = TAILQ_NEXT(ta, entry), tb = TAILQ_NEXT(tb, entry))
+		if (!same_tenant(ta, tb))
+			return 0;
+	if (ta != NULL || tb != NULL)
+		return 0;
+	for (ga = TAILQ_FIRST(&a->languages), gb = TAILQ_FIRST(&b->languages);
+	    ga != NULL && gb != NULL;
+	    ga = TAILQ_NEXT(ga, entry), gb = TAILQ_NEXT(gb, entry))
+		if (!same_language(ga, gb))
+			return 0;
+	return ga == NULL && gb == NULL;
+}
+
+/* Dump, load the dump, dump again: both loads and both dumps agree. */
+static void
+round_trip(const char *what, const struct policy *p)
+{
+	struct policy	*q;
+	char		*d1, *d2 = NULL;
+
+	d1 = dump_text(p);
+	put("dump.conf", d1);
+	q = load("dump.conf");
+	if (!ok(q != NULL && errbuf[0] == '\0', "%s: dump loads", what))
+		diag("got: %s", errbuf);
+	if (q != NULL) {
+		d2 = dump_text(q);
+		ok(same_policy(p, q), "%s: dump loads as the same policy",
+		    what);
+		if (!ok(strcmp(d1, d2) == 0, "%s: second dump is identical",
+		    what))
+			diag("first:\n%s\nsecond:\n%s", d1, d2);
+	}
+	free(d1);
+	free(d2);
+	policy_free(q);
+}
+
+static int
+count_limits(const struct policy *p)
+{
+	struct limits	*l;
+	int		 n = 0;
+
+	TAILQ_FOREACH(l, &p->limits, entry)
+		n++;
+	return n;
+}
+
+static void
+test_defaults(void)
+{
+	struct policy	*p;
+	struct limits	*l;
+	struct image	*im;
+	uint8_t		 digest[32];
+
+	p = loads("empty file", "");
+	if (p == NULL)
+		return;
+	ok(strcmp(p->user, DEFAULT_USER) == 0, "default user");
+	ok(p->group[0] == '\0', "default group: the user's");
+	ok(strcmp(p->run_dir, DEFAULT_RUN_DIR) == 0, "default run directory");
+	ok(strcmp(p->state_dir, DEFAULT_STATE_DIR) == 0,
+	    "default state directory");
+	ok(strcmp(p->runc, DEFAULT_RUNC) == 0, "default runc");
+	ok(strcmp(p->sandbox_init, DEFAULT_SANDBOX_INIT) == 0,
+	    "default sandbox-init");
+	ok(strcmp(p->sandbox_socket, "/run/mcpd/sandboxd.sock") == 0,
+	    "default sandbox socket in the run directory");
+	ok(TAILQ_EMPTY(&p->listens), "no listeners by default");
+	l = TAILQ_FIRST(&p->limits);
+	ok(count_limits(p) == 1 && strcmp(l->name, "default") == 0,
+	    "built-in limits \"default\"");
+	ok(l->memory == DEFAULT_MEMORY && l->cpus == DEFAULT_CPUS &&
+	    l->pids == DEFAULT_PIDS && l->timeout == DEFAULT_TIMEOUT &&
+	    l->output == DEFAULT_OUTPUT && l->disk == DEFAULT_DISK &&
+	    l->network == NET_NONE && l->set == 0,
+	    "built-in limits have the DEFAULT_* values");
+	im = TAILQ_FIRST(&p->images);
+	ok(im != NULL && strcmp(im->name, HOST_IMAGE) == 0 &&
+	    im->type == IMAGE_HOST && im->pool == DEFAULT_POOL &&
+	    TAILQ_NEXT(im, entry) == NULL, "built-in image \"host\"");
+	ok(TAILQ_EMPTY(&p->tenants) && TAILQ_EMPTY(&p->languages),
+	    "no tenants or languages by default");
+	ok(p->audit.required == 1, "audit required by default");
+	ok(strcmp(p->audit.socket, "/run/mcpd/auditd.sock") == 0,
+	    "default audit socket");
+	ok(strcmp(p->audit.database, "/var/lib/mcpd/audit.db") == 0,
+	    "default audit database");
+	ok(strcmp(p->audit.user, DEFAULT_AUDIT_USER) == 0,
+	    "default audit user");
+	ok(strcmp(p->path, "t.conf") == 0, "path kept");
+	crypto_hash_sha256(digest, (const unsigned char *)"", 0);
+	ok(memcmp(p->digest, digest, sizeof(digest)) == 0,
+	    "digest of an empty file");
+	policy_free(p);
+
+	p = loads("comments, blank lines, continuations and CRLF",
+	    "# nothing but comments\n"
+	    "\n"
+	    "   \t# indented\n"
+	    "user \\\n"
+	    "  someone   # trailing comment\r\n"
+	    "\r\n");
+	ok(p != NULL && strcmp(p->user, "someone") == 0,
+	    "continued line gives its value");
+	policy_free(p);
+}
+
+static const char rich[] =
+    "# every statement\n"
+    "dir = \"/srv/mcpd\"\n"
+    "alt = 8081\n"
+    "user mcpuser\n"
+    "group mcpgroup\n"
+    "run directory /run/m\n"
+    "state directory $dir/state\n"
+    "runc /opt/runc\n"
+    "sandbox-init \"/opt/sandbox init\"\n"
+    "sandbox socket /run/m/sb.sock\n"
+    "listen on 127.0.0.1 port 8080\n"
+    "listen on ::1 port $alt\n"
+    "listen on * port 9000\n"
+    "listen on unix /run/m/a.sock\n"
+    "listen on unix /run/m/b.sock mode 600\n"
+    "limits default {\n"
+    "\tmemory 1G\n"
+    "\tnetwork egress\n"
+    "}\n"
+    "limits small {\n"
+    "\tmemory 64M\n"
+    "\tcpus 0.5\n"
+    "\tpids 32\n"
+    "\ttimeout 500ms\n"
+    "\toutput 64K\n"
+    "\tdisk 32M\n"
+    "\tnetwork none\n"
+    "}\n"
+    "limits mid {\n"
+    "\tcpus 2.25\n"
+    "\ttimeout 5m\n"
+    "\tmemory 4194304\n"
+    "}\n"
+    "image host host pool 3\n"
+    "image deb rootfs /srv/deb\n"
+    "image alpine rootfs \"/srv/alpine\" pool 0\n"
+    "tenant alice {\n"
+    "\ttoken sha256:" H1 "\n"
+    "\ttoken SHA256:" H2 "\n"
+    "\tuid 1000\n"
+    "\tuid alice\n"
+    "\tlimits small\n"
+    "\tmax sandboxes 8\n"
+    "}\n"
+    "tenant bob {\n"
+    "\tuid 1001\n"
+    "\tlimits later\n"
+    "}\n"
+    "limits later {\n"
+    "\tpids 7\n"
+    "}\n"
+    "language python {\n"
+    "\talias py\n"
+    "\talias python3\n"
+    "\tfile main.py\n"
+    "\tbuild \"python3 -m py_compile main.py\"\n"
+    "\trun \"python3 \\\n"
+    "main.py\"\n"
+    "\timage deb\n"
+    "\tversion \"python3 --version\"\n"
+    "}\n"
+    "language c {\n"
+    "\tfile main.c\n"
+    "\trun \"./main \\\"quoted\\\" back\\\\slash $HOME \\n\"\n"
+    "\timage host\n"
+    "}\n"
+    "audit {\n"
+    "\trequired no\n"
+    "\tsocket /run/m/audit.sock\n"
+    "\tdatabase /srv/mcpd/audit.db\n"
+    "\tuser auditor\n"
+    "}\n";
+
+static void
+test_rich_globals(const struct policy *p)
+{
+	struct listen_addr	*la;
+
+	ok(strcmp(p->user, "mcpuser") == 0, "user");
+	ok(strcmp(p->group, "mcpgroup") == 0, "group");
+	ok(strcmp(p->run_dir, "/run/m") == 0, "run directory");
+	ok(strcmp(p->state_dir, "/srv/mcpd/state") == 0,
+	    "state directory through a macro");
+	ok(strcmp(p->runc, "/opt/runc") == 0, "runc");
+	ok(strcmp(p->sandbox_init, "/opt/sandbox init") == 0,
+	    "sandbox-init quoted with a space");
+	ok(strcmp(p->sandbox_socket, "/run/m/sb.sock") == 0, "sandbox socket");
+	la = TAILQ_FIRST(&p->listens);
+	ok(la != NULL && la->type == LISTEN_TCP &&
+	    strcmp(la->host, "127.0.0.1") == 0 && la->port == 8080,
+	    "listen on an IPv4 address");
+	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
+	ok(la != NULL && la->type == LISTEN_TCP &&
+	    strcmp(la->host, "::1") == 0 && la->port == 8081,
+	    "listen on an IPv6 address, port from a macro");
+	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
+	ok(la != NULL && strcmp(la->host, "*") == 0 && la->port == 9000,
+	    "listen on *");
+	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
+	ok(la != NULL && la->type == LISTEN_UNIX &&
+	    strcmp(la->path, "/run/m/a.sock") == 0 &&
+	    la->mode == DEFAULT_UNIX_MODE, "listen on unix, default mode");
+	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
+	ok(la != NULL && la->type == LISTEN_UNIX && la->mode == 0600 &&
+	    TAILQ_NEXT(la, entry) == NULL, "listen on unix, mode in octal");
+	ok(p->audit.required == 0, "audit required no");
+	ok(strcmp(p->audit.socket, "/run/m/audit.sock") == 0, "audit socket");
+	ok(strcmp(p->audit.database, "/srv/mcpd/audit.db") == 0,
+	    "audit database");
+	ok(strcmp(p->audit.user, "auditor") == 0, "audit user");
+}
+
+static void
+test_rich_limits(const struct policy *p)
+{
+	struct limits	*l;
+
+	l = TAILQ_FIRST(&p->limits);
+	ok(count_limits(p) == 4 && strcmp(l->name, "default") == 0,
+	    "four limits, \"default\" first");
+	ok(l->memory == 1ULL << 30 && l->network == NET_EGRESS &&
+	    l->cpus == DEFAULT_CPUS && l->pids == DEFAULT_PIDS &&
+	    l->set == (LIMIT_MEMORY | LIMIT_NETWORK),
+	    "\"default\" given fields, built-in others");
+	l = policy_limits(p, "small");
+	ok(l != NULL && l->memory == 64ULL << 20 && l->cpus == 500 &&
+	    l->pids == 32 && l->timeout == 500 && l->output == 64 << 10 &&
+	    l->disk == 32ULL << 20 && l->network == NET_NONE &&
+	    l->set == 0x7f, "limits with every field");
+	l = policy_limits(p, "mid");
+	ok(l != NULL && l->cpus == 2250 && l->timeout == 300000 &&
+	    l->memory == 4ULL << 20, "cpus with decimals, minutes, bytes");
+	ok(l != NULL && l->pids == DEFAULT_PIDS && l->network == NET_EGRESS &&
+	    l->output == DEFAULT_OUTPUT && l->disk == DEFAULT_DISK &&
+	    l->set == (LIMIT_CPUS | LIMIT_TIMEOUT | LIMIT_MEMORY),
+	    "unset fields inherited from \"default\"");
+	ok(policy_limits(p, "nope") == NULL, "unknown limits not found");
+}
+
+static void
+test_rich_tenants(const struct policy *p)
+{
+	struct tenant	*t;
+	uint8_t		 h[POLICY_TOKEN_HASH_LEN];
+	size_t		 i;
+
+	t = policy_tenant(p, "alice");
+	ok(t != NULL && t->ntokens == 2 && t->nuids == 2,
+	    "tenant with two tokens and two uids");
+	if (t == NULL || t->ntokens != 2 || t->nuids != 2)
+		return;
+	ok(t->tokens[0][0] == 0x01 && t->tokens[0][1] == 0x23 &&
+	    t->tokens[0][31] == 0xef, "token decoded");
+	ok(t->tokens[1][0] == 0xfe && t->tokens[1][31] == 0x10,
+	    "upper-case token decoded");
+	ok(strcmp(t->uids[0].name, "1000") == 0 &&
+	    strcmp(t->uids[1].name, "alice") == 0, "uids as written");
+	ok(t->uids[0].uid == (uid_t)-1, "uids unresolved after loading");
+	ok(strcmp(t->limits_name, "small") == 0 && t->limits ==
+	    policy_limits(p, "small"), "tenant limits resolved");
+	ok(t->max_sandboxes == 8, "max sandboxes");
+	t = policy_tenant(p, "bob");
+	ok(t != NULL && t->limits == policy_limits(p, "later") &&
+	    t->limits->pids == 7, "limits defined after the tenant");
+	ok(t != NULL && t->max_sandboxes == DEFAULT_MAX_SANDBOXES,
+	    "default max sandboxes");
+
+	for (i = 0; i < sizeof(h); i++)
+		h[i] = (uint8_t)(0xfe - (i % 8) * 0x22);
+	ok(policy_tenant_by_token(p, h) == policy_tenant(p, "alice"),
+	    "tenant by its second token");
+	h[5] ^= 1;
+	ok(policy_tenant_by_token(p, h) == NULL, "unknown token: no tenant");
+	ok(policy_tenant_by_uid(p, (uid_t)-1) == NULL &&
+	    policy_tenant_by_uid(p, 1000) == NULL,
+	    "no tenant by uid before resolving");
+}
+
+static void
+test_rich_images(const struct policy *p)
+{
+	struct image	*im;
+	struct language	*l;
+
+	im = TAILQ_FIRST(&p->images);
+	ok(im != NULL && strcmp(im->name, "host") == 0 && im->pool == 3,
+	    "image host with a pool");
+	im = policy_image(p, "deb");
+	ok(im != NULL && im->type == IMAGE_ROOTFS &&
+	    strcmp(im->path, "/srv/deb") == 0 && im->pool == DEFAULT_POOL,
+	    "rootfs image, default pool");
+	im = policy_image(p, "alpine");
+	ok(im != NULL && im->pool == 0, "pool 0");
+
+	l = policy_language(p, "python");
+	ok(l != NULL && l->naliases == 2 && strcmp(l->aliases[0], "py") == 0 &&
+	    strcmp(l->aliases[1], "python3") == 0, "aliases");
+	ok(l != NULL && strcmp(l->file, "main.py") == 0 &&
+	    strcmp(l->build, "python3 -m py_compile main.py") == 0 &&
+	    strcmp(l->image, "deb") == 0 &&
+	    strcmp(l->version, "python3 --version") == 0,
+	    "file, build, image, version");
+	ok(l != NULL && strcmp(l->run, "python3 main.py") == 0,
+	    "quoted string continued on the next line");
+	ok(policy_language(p, "py") == l && policy_language(p, "python3") == l,
+	    "language by alias");
+	l = policy_language(p, "c");
+	ok(l != NULL && strcmp(l->run,
+	    "./main \"quoted\" back\\slash $HOME \\n") == 0,
+	    "escapes in quotes, no macros in quotes");
+	ok(l != NULL && l->build == NULL && l->version == NULL &&
+	    strcmp(l->image, "host") == 0, "optional commands left out");
+	ok(policy_language(p, "cobol") == NULL, "unknown language");
+}
+
+static void
+test_rich(void)
+{
+	struct policy	*p;
+
+	if ((p = loads("every statement", rich)) == NULL)
+		return;
+	test_rich_globals(p);
+	test_rich_limits(p);
+	test_rich_tenants(p);
+	test_rich_images(p);
+	round_trip("rich config", p);
+	policy_free(p);
+}
+
+static void
+test_include(void)
+{
+	struct policy				*p;
+	crypto_hash_sha256_state		 st;
+	uint8_t					 digest[32];
+	static const char			 inc[] =
+	    "mem = 256M\n"
+	    "limits fromfile {\n\tmemory $mem\n}\n";
+	static const char			 top[] =
+	    "include \"sub/inc.conf\"\n"
+	    "limits again {\n\tdisk $mem\n}\n";
+
+	mkdir("sub", 0700);
+	put("sub/inc.conf", inc);
+	p = loads("include and a macro from it", top);
+	ok(p != NULL && policy_limits(p, "fromfile") != NULL &&
+	    policy_limits(p, "fromfile")->memory == 256ULL << 20,
+	    "included block read");
+	ok(p != NULL && policy_limits(p, "again") != NULL &&
+	    policy_limits(p, "again")->disk == 256ULL << 20,
+	    "macro from the included file");
+	crypto_hash_sha256_init(&st);
+	crypto_hash_sha256_update(&st, (const unsigned char *)top,
+	    strlen(top));
+	crypto_hash_sha256_update(&st, (const unsigned char *)inc,
+	    strlen(inc));
+	crypto_hash_sha256_final(&st, digest);
+	ok(p != NULL && memcmp(p->digest, digest, 32) == 0,
+	    "digest covers both files in read order");
+	policy_free(p);
+
+	/* Relative to the including file, bare word path, no final NL. */
+	put("sub/a.conf", "include b.conf\nuser fromsub\n");
+	put("sub/b.conf", "group fromb");
+	p = load("sub/a.conf");
+	ok(p != NULL && strcmp(p->user, "fromsub") == 0 &&
+	    strcmp(p->group, "fromb") == 0,
+	    "relative include beside the includer");
+	policy_free(p);
+
+	p = loads("redefined macro", "a = x\na = y\nuser $a\n");
+	ok(p != NULL && strcmp(p->user, "y") == 0, "later definition wins");
+	policy_free(p);
+	p = loads("macros concatenated", "a = ab\nb = cd\nuser $a$b.e\n");
+	ok(p != NULL && strcmp(p->user, "abcd.e") == 0,
+	    "macros in one word");
+	policy_free(p);
+	fails("macros do not outlive a load", "user $a\n",
+	    "t.conf:1: macro \"a\" is not defined");
+}
+
+static void
+test_shipped(void)
+{
+	struct policy	*p;
+
+	p = load(shipped);
+	if (!ok(p != NULL && errbuf[0] == '\0', "policy/mcpd.conf loads"))
+		diag("got: %s", errbuf);
+	if (p == NULL)
+		return;
+	ok(policy_tenant(p, "local") != NULL &&
+	    policy_language(p, "py") != NULL &&
+	    !TAILQ_EMPTY(&p->listens), "policy/mcpd.conf has content");
+	round_trip("policy/mcpd.conf", p);
+	policy_free(p);
+}
+
+/* policy_resolve() with what it logs caught in errbuf. */
+static int
+resolve(struct policy *p, int which)
+{
+	ssize_t	 n;
+	int	 saved, fd, rv;
+
+	if ((fd = open("stderr.out", O_RDWR | O_CREAT | O_TRUNC, 0600)) == -1 ||
+	    (saved = dup(STDERR_FILENO)) == -1 ||
+	    dup2(fd, STDERR_FILENO) == -1) {
+		perror("capture");
+		exit(1);
+	}
+	rv = policy_resolve(p, which);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	n = pread(fd, errbuf, sizeof(errbuf) - 1, 0);
+	errbuf[n > 0 ? n : 0] = '\0';
+	close(fd);
+	return rv;
+}
+
+static void
+test_resolve(void)
+{
+	struct policy	*p;
+	int		 rv;
+
+	p = loads("users to resolve",
+	    "user root\ngroup 0\n"
+	    "tenant t {\n\tuid root\n\tuid 4242\n}\n"
+	    "audit {\n\tuser root\n}\n");
+	if (p == NULL)
+		return;
+	rv = resolve(p, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT |
+	    POLICY_RESOLVE_TENANTS);
+	ok(rv == 0 && p->uid == 0 && p->gid == 0 && p->group_gid == 0 &&
+	    p->audit.uid == 0, "root and group 0 resolved");
+	ok(policy_tenant_by_uid(p, 4242) == policy_tenant(p, "t") &&
+	    policy_tenant_by_uid(p, 0) == policy_tenant(p, "t") &&
+	    policy_tenant_by_uid(p, 4243) == NULL, "tenant by uid");
+	policy_free(p);
+
+	p = loads("unknown users",
+	    "user nosuchuser-mcpd\naudit {\n\tuser nosuch-audit\n}\n");
+	if (p == NULL)
+		return;
+	rv = resolve(p, POLICY_RESOLVE_TENANTS);
+	ok(rv == 0 && errbuf[0] == '\0', "nothing to resolve for tenants");
+	rv = resolve(p, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT);
+	ok(rv == -1 && strcmp(errbuf, logged(
+	    "t.conf: user \"nosuchuser-mcpd\" does not exist\n"
+	    "t.conf: user \"nosuch-audit\" does not exist")) == 0,
+	    "every missing user named");
+	policy_free(p);
+}
+
+static void
+test_names(void)
+{
+	char	 longname[80];
+
+	ok(policy_valid_name("a") && policy_valid_name("py3.11_x-y") &&
+	    policy_valid_name("_mcpd") && policy_valid_name("0"),
+	    "valid names");
+	memset(longname, 'a', sizeof(longname));
+	longname[63] = '\0';
+	ok(policy_valid_name(longname), "63 characters allowed");
+	longname[63] = 'a';
+	longname[64] = '\0';
+	ok(!policy_valid_name(longname), "64 characters refused");
+	ok(!policy_valid_name("") && !policy_valid_name("-a") &&
+	    !policy_valid_name(".a") && !policy_valid_name("a b") &&
+	    !policy_valid_name("a/b") && !policy_valid_name("caf\xc3\xa9"),
+	    "invalid names");
+}
+
+static void
+test_values(void)
+{
+	struct policy		*p;
+	struct limits		*l;
+	struct listen_addr	*la;
+
+	p = loads("units and bounds",
+	    "limits a {\n\tmemory 4M\n\tcpus 0.01\n\tpids 1\n"
+	    "\ttimeout 1ms\n\toutput 1K\n\tdisk 1M\n}\n"
+	    "limits b {\n\tmemory 1T\n\tcpus 1024\n\tpids 1000000\n"
+	    "\ttimeout 24h\n\toutput 1G\n\tdisk 1t\n}\n"
+	    "limits c {\n\tmemory 3g\n\ttimeout 90\n\tcpus 1.5\n"
+	    "\toutput 1536k\n}\n"
+	    "tenant t {\n\tuid 1\n\tmax sandboxes 0\n}\n"
+	    "tenant u {\n\tuid 2\n\tmax sandboxes 10000\n}\n"
+	    "image big host pool 64\n"
+	    "listen on localhost port 1\n"
+	    "listen on 0.0.0.0 port 65535\n"
+	    "listen on unix /x.sock mode 0\n"
+	    "listen on unix /y.sock mode 0777\n");
+	if (p == NULL)
+		return;
+	l = policy_limits(p, "a");
+	ok(l->memory == 4ULL << 20 && l->cpus == 10 && l->pids == 1 &&
+	    l->timeout == 1 && l->output == 1024 && l->disk == 1ULL << 20,
+	    "lower bounds accepted");
+	l = policy_limits(p, "b");
+	ok(l->memory == 1ULL << 40 && l->cpus == 1024000 &&
+	    l->pids == 1000000 && l->timeout == 86400000 &&
+	    l->output == 1ULL << 30 && l->disk == 1ULL << 40,
+	    "upper bounds accepted");
+	l = policy_limits(p, "c");
+	ok(l->memory == 3ULL << 30 && l->timeout == 90000 && l->cpus == 1500 &&
+	    l->output == 1536 << 10, "lower-case units, bare seconds");
+	ok(policy_tenant(p, "t")->max_sandboxes == 0 &&
+	    policy_tenant(p, "u")->max_sandboxes == 10000,
+	    "max sandboxes bounds");
+	ok(policy_image(p, "big")->pool == 64, "pool 64");
+	la = TAILQ_FIRST(&p->listens);
+	while (TAILQ_NEXT(la, entry) != NULL)
+		la = TAILQ_NEXT(la, entry);
+	ok(la->mode == 0777, "mode 0777");
+	round_trip("bounds", p);
+	policy_free(p);
+}
+
+static void
+test_syntax_errors(void)
+{
+	fails("unknown keyword", "user a\nusr b\n",
+	    "t.conf:2: syntax error, unknown keyword \"usr\"");
+	fails("unknown field in a block", "limits x {\n\tmemroy 1G\n}\n",
+	    "t.conf:2: syntax error, unknown keyword \"memroy\"");
+	fails("missing brace", "limits x\n\tmemory 1G\n}\n",
+	    "t.conf:1: syntax error, unexpected end of line, expecting \"{\"\n"
+	    "t.conf:2: syntax error, unexpected \"memory\"\n"
+	    "t.conf:3: syntax error, unexpected \"}\"");
+	fails("extra word", "user a b\n",
+	    "t.conf:1: syntax error, unexpected string \"b\", "
+	    "expecting end of line");
+	fails("missing value", "runc\n",
+	    "t.conf:1: syntax error, unexpected end of line, "
+	    "expecting string or number");
+	fails("keyword as a value", "user tenant\n",
+	    "t.conf:1: syntax error, unexpected \"tenant\", "
+	    "expecting string or number");
+	fails("bad network", "limits x {\n\tnetwork all\n}\n",
+	    "t.conf:2: syntax error, unexpected string \"all\", "
+	    "expecting \"none\" or \"egress\"");
+	fails("bad image type", "image x docker\n",
+	    "t.conf:1: syntax error, unexpected string \"docker\", "
+	    "expecting \"host\" or \"rootfs\"");
+	fails("quoted number", "listen on * port \"80\"\n",
+	    "t.conf:1: syntax error, unexpected string \"80\", "
+	    "expecting number");
+	fails("unclosed block", "tenant t {\n\tuid 1\n",
+	    "t.conf:3: syntax error, unexpected end of file, "
+	    "expecting \"}\"");
+	fails("unexpected character", "user a;\n",
+	    "t.conf:1: unexpected character ';'");
+	fails("unterminated quote", "user \"abc\nuser x\n",
+	    "t.conf:1: unterminated quoted string");
+	fails("control character in quotes", "user \"a\033b\"\n",
+	    "t.conf:1: control character 0x1b in quoted string");
+	fails("invalid group name", "user a\ngroup \"x y\"\n",
+	    "t.conf:2: invalid group name \"x y\": only letters, digits, "
+	    "'.', '_' and '-' are allowed");
+}
+
+static void
+test_value_errors(void)
+{
+	fails("relative path", "state directory var/mcpd\n",
+	    "t.conf:1: state directory \"var/mcpd\": not an absolute path");
+	fails("unix socket too long", "listen on unix /"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaa\n",
+	    "t.conf:1: listen socket too long (at most 107 bytes)");
+	fails("sandbox socket too long", "sandbox socket /"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaa\n",
+	    "t.conf:1: sandbox socket too long (at most 107 bytes)");
+	fails("run directory too long for the sockets", "run directory /"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"
+	    "sandbox socket /s.sock\n",
+	    "t.conf:1: run directory too long for the default audit socket "
+	    "(at most 107 bytes); set it explicitly");
+	fails("invalid tenant name", "tenant -t {\n\tuid 1\n}\n",
+	    "t.conf:1: invalid tenant name \"-t\": starts with '-' or '.'");
+	fails("invalid limits name", "limits \"a b\" {\n}\n",
+	    "t.conf:1: invalid limits name \"a b\": only letters, digits, "
+	    "'.', '_' and '-' are allowed");
+	fails("memory malformed", "limits x {\n\tmemory 12Q\n}\n",
+	    "t.conf:2: memory \"12Q\": not a size");
+	fails("memory out of range", "limits x {\n\tmemory 3M\n}\n",
+	    "t.conf:2: memory 3M: out of range (4M..1T)");
+	fails("output out of range", "limits x {\n\toutput 2G\n}\n",
+	    "t.conf:2: output 2G: out of range (1K..1G)");
+	fails("disk overflow", "limits x {\n\tdisk 99999999999999999T\n}\n",
+	    "t.conf:2: disk \"99999999999999999T\": not a size");
+	fails("cpus decimals", "limits x {\n\tcpus 0.0005\n}\n",
+	    "t.conf:2: cpus \"0.0005\": not a number of CPUs with at most 3 "
+	    "decimals");
+	fails("cpus out of range", "limits x {\n\tcpus 0.005\n}\n",
+	    "t.conf:2: cpus 0.005: out of range (0.01..1024)");
+	fails("pids out of range", "limits x {\n\tpids 0\n}\n",
+	    "t.conf:2: pids 0: out of range (1..1000000)");
+	fails("timeout out of range", "limits x {\n\ttimeout 25h\n}\n",
+	    "t.conf:2: timeout 25h: out of range (1ms..24h)");
+	fails("timeout malformed", "limits x {\n\ttimeout 5d\n}\n",
+	    "t.conf:2: timeout \"5d\": not a duration");
+	fails("port 0", "listen on * port 0\n",
+	    "t.conf:1: port 0: out of range (1..65535)");
+	fails("port too large", "listen on * port 99999999999999999999999\n",
+	    "t.conf:1: port 99999999999999999999999: out of range "
+	    "(1..65535)");
+	fails("mode not octal", "listen on unix /s mode 0680\n",
+	    "t.conf:1: mode 0680: not an octal number");
+	fails("mode too large", "listen on unix /s mode 1777\n",
+	    "t.conf:1: mode 1777: out of range (0..0777)");
+	fails("bad listen address", "listen on \"a b\" port 1\n",
+	    "t.conf:1: listen address \"a b\": not an address or host name");
+	fails("pool out of range", "image x host pool 65\n",
+	    "t.conf:1: pool 65: out of range (0..64)");
+	fails("max sandboxes out of range",
+	    "tenant t {\n\tuid 1\n\tmax sandboxes 10001\n}\n",
+	    "t.conf:3: max sandboxes 10001: out of range (0..10000)");
+	fails("token malformed", "tenant t {\n\ttoken sha256:abc\n}\n",
+	    "t.conf:2: token: not \"sha256:\" and 64 hex digits");
+	fails("token not hex", "tenant t {\n\ttoken sha256:"
+	    "0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdeg\n}\n",
+	    "t.conf:2: token: not \"sha256:\" and 64 hex digits");
+	fails("file with a slash", "language x {\n\tfile a/b\n\trun x\n}\n",
+	    "t.conf:2: file \"a/b\": contains '/'");
+	fails("file ..", "language x {\n\tfile ..\n\trun x\n}\n",
+	    "t.conf:2: file \"..\": not a file name");
+	fails("file with a dash", "language x {\n\tfile -x\n\trun x\n}\n",
+	    "t.conf:2: file \"-x\": starts with '-'");
+	fails("empty command", "language x {\n\tfile f\n\trun \"\"\n}\n",
+	    "t.conf:3: run: empty command");
+	fails("image host as rootfs", "image host rootfs /srv\n",
+	    "t.conf:1: image \"host\" cannot be a rootfs");
+	fails("invalid macro name", "a-b = 1\n",
+	    "t.conf:1: invalid macro name \"a-b\"");
+	fails("lone dollar", "user $\n",
+	    "t.conf:1: '$' not followed by a macro name");
+}
+
+static void
+test_duplicates(void)
+{
+	fails("user twice", "user a\n\nuser b\n",
+	    "t.conf:3: user given twice");
+	fails("run directory twice", "run directory /a\nrun directory /a\n",
+	    "t.conf:2: run directory given twice");
+	fails("audit twice", "audit {\n}\naudit {\n}\n",
+	    "t.conf:3: audit given twice");
+	fails("audit field twice",
+	    "audit {\n\trequired yes\n\trequired no\n}\n",
+	    "t.conf:3: required given twice");
+	fails("limits field twice", "limits x {\n\tpids 1\n\tpids 2\n}\n",
+	    "t.conf:3: pids given twice");
+	fails("tenant field twice",
+	    "tenant t {\n\tuid 1\n\tlimits default\n\tlimits default\n}\n",
+	    "t.conf:4: limits given twice");
+	fails("language field twice",
+	    "language x {\n\tfile a\n\trun a\n\trun b\n}\n",
+	    "t.conf:4: run given twice");
+	fails("limits defined twice", "limits x {\n}\nlimits x {\n}\n",
+	    "t.conf:3: limits \"x\" defined twice");
+	fails("tenant defined twice",
+	    "tenant t {\n\tuid 1\n}\ntenant t {\n\tuid 2\n}\n",
+	    "t.conf:4: tenant \"t\" defined twice");
+	fails("image defined twice", "image a host\nimage a rootfs /a\n",
+	    "t.conf:2: image \"a\" defined twice");
+	fails("language defined twice",
+	    "language x {\n\tfile a\n\trun a\n}\n"
+	    "language x {\n\tfile a\n\trun a\n}\n",
+	    "t.conf:5: language \"x\" defined twice");
+	fails("same token in two tenants",
+	    "tenant a {\n\ttoken sha256:" H1 "\n}\n"
+	    "tenant b {\n\ttoken sha256:" H1 "\n}\n",
+	    "t.conf:5: token already used by tenant \"a\"");
+	fails("same uid in two tenants",
+	    "tenant a {\n\tuid 1000\n}\ntenant b {\n\tuid 1000\n}\n",
+	    "t.conf:5: uid \"1000\" already used by tenant \"a\"");
+	fails("alias is another language's name",
+	    "language a {\n\tfile a\n\trun a\n}\n"
+	    "language b {\n\talias a\n\tfile b\n\trun b\n}\n",
+	    "t.conf:6: alias \"a\" is the name of language \"a\"");
+	fails("alias is another language's alias",
+	    "language a {\n\talias x\n\tfile a\n\trun a\n}\n"
+	    "language b {\n\talias x\n\tfile b\n\trun b\n}\n",
+	    "t.conf:7: alias \"x\" is an alias of language \"a\"");
+	fails("name is an earlier alias",
+	    "language a {\n\talias b\n\tfile a\n\trun a\n}\n"
+	    "language b {\n\tfile b\n\trun b\n}\n",
+	    "t.conf:6: language \"b\" is an alias of language \"a\"");
+	fails("listen twice", "listen on * port 1\nlisten on * port 1\n",
+	    "t.conf:2: listen address given twice");
+}
+
+static void
+test_reference_errors(void)
+{
+	fails("tenant without token or uid",
+	    "tenant t {\n\tlimits default\n}\n",
+	    "t.conf:1: tenant \"t\" has neither token nor uid");
+	fails("unknown limits", "tenant t {\n\tuid 1\n\tlimits big\n}\n",
+	    "t.conf:3: tenant \"t\": unknown limits \"big\"");
+	fails("language without run", "language x {\n\tfile a\n}\n",
+	    "t.conf:1: language \"x\" has no run command");
+	fails("language without file or run", "\nlanguage x {\n}\n",
+	    "t.conf:2: language \"x\" has no file\n"
+	    "t.conf:2: language \"x\" has no run command");
+	fails("unknown image",
+	    "language x {\n\tfile a\n\trun a\n\timage deb\n}\n",
+	    "t.conf:4: language \"x\": unknown image \"deb\"");
+	fails("wrong file and missing run both reported",
+	    "language x {\n\tfile a/b\n}\n",
+	    "t.conf:2: file \"a/b\": contains '/'\n"
+	    "t.conf:1: language \"x\" has no run command");
+	fails("no missing-field error after a syntax error",
+	    "language x {\n\tfile a\n\trun\n}\n",
+	    "t.conf:3: syntax error, unexpected end of line, "
+	    "expecting string or number");
+	fails("a malformed token is not a missing one",
+	    "tenant t {\n\ttoken abc\n}\n",
+	    "t.conf:2: token: not \"sha256:\" and 64 hex digits");
+	fails("multiple errors, all reported",
+	    "user a\nuser b\nlimits x {\n\tmemory 1\n\tbogus\n}\n"
+	    "tenant t {\n\tuid 1\n\tlimits nope\n}\n",
+	    "t.conf:2: user given twice\n"
+	    "t.conf:4: memory 1: out of range (4M..1T)\n"
+	    "t.conf:5: syntax error, unknown keyword \"bogus\"\n"
+	    "t.conf:9: tenant \"t\": unknown limits \"nope\"");
+}
+
+static void
+test_include_errors(void)
+{
+	int	 i;
+	char	 name[32], text[64];
+
+	fails("missing include", "user a\ninclude \"nope.conf\"\nuser b\n",
+	    "t.conf:2: include \"nope.conf\": No such file or directory\n"
+	    "t.conf:3: user given twice");
+	put("bad.conf", "\n\nrunc x\n");
+	fails("error in an included file",
+	    "include bad.conf\nrunc y\n",
+	    "bad.conf:3: runc \"x\": not an absolute path\n"
+	    "t.conf:2: runc given twice");
+	put("a.conf", "include b.conf\n");
+	put("b.conf", "\ninclude a.conf\n");
+	fails("include cycle", "include a.conf\n",
+	    "b.conf:2: include \"a.conf\": include cycle");
+	fails("include itself", "include \"t.conf\"\n",
+	    "t.conf:1: include \"t.conf\": include cycle");
+	for (i = 1; i <= 9; i++) {
+		(void)snprintf(name, sizeof(name), "i%d.conf", i);
+		(void)snprintf(text, sizeof(text), "include i%d.conf\n", i + 1);
+		put(name, text);
+	}
+	put("i10.conf", "");
+	fails("include nested too deeply", "include i1.conf\n",
+	    "i8.conf:1: include \"i9.conf\": nested too deeply (more than 8)");
+	put("i8.conf", "");
+	{
+		struct policy *p = load("t.conf");
+
+		ok(p != NULL && errbuf[0] == '\0', "8 levels of include allowed");
+		policy_free(p);
+	}
+	mkdir("adir", 0700);
+	fails("include a directory", "include adir\n",
+	    "t.conf:1: include \"adir\": not a regular file");
+	{
+		struct policy *p = load("nonexistent.conf");
+
+		ok(p == NULL && strcmp(errbuf, logged("nonexistent.conf: No "
+		    "such file or directory")) == 0, "missing main file");
+	}
+}
+
+/* Nothing here may crash, hang or leak; all must be refused. */
+static void
+test_garbage(void)
+{
+	struct policy	*p;
+	char		*buf, *big;
+	size_t		 i, len = 1 << 17;
+
+	buf = xmalloc(len + 1);
+	srandom(1);
+	for (i = 0; i < len; i++)
+		buf[i] = (char)(random() & 0xff);
+	write_file("t.conf", buf, len);
+	p = load("t.conf");
+	ok(p == NULL && strstr(errbuf, "t.conf:1: ") != NULL,
+	    "random bytes refused");
+	policy_free(p);
+
+	write_file("t.conf", "user a\0b\nlimits x {\n}\n", 22);
+	p = load("t.conf");
+	ok(p == NULL && strcmp(errbuf, logged("t.conf:1: NUL byte in line")) ==
+	    0, "NUL byte refused");
+	policy_free(p);
+
+	memset(buf, 'a', len);
+	memcpy(buf, "user ", 5);
+	buf[100 * 1024] = '\n';
+	write_file("t.conf", buf, 100 * 1024 + 1);
+	p = load("t.conf");
+	ok(p == NULL && strcmp(errbuf, logged("t.conf:1: line too long (more "
+	    "than 8192 bytes)")) == 0, "100 KB line refused");
+	policy_free(p);
+
+	memset(buf, 'x', len);
+	buf[0] = '#';
+	buf[8192] = '\n';
+	write_file("t.conf", buf, 8193);
+	p = load("t.conf");
+	ok(p != NULL && errbuf[0] == '\0', "line of 8192 bytes accepted");
+	policy_free(p);
+	buf[8192] = 'x';
+	buf[8193] = '\n';
+	write_file("t.conf", buf, 8194);
+	p = load("t.conf");
+	ok(p == NULL && strcmp(errbuf, logged("t.conf:1: line too long (more "
+	    "than 8192 bytes)")) == 0, "line of 8193 bytes refused");
+	policy_free(p);
+
+	memset(buf, 'a', len);
+	memcpy(buf, "a = \"", 5);
+	memcpy(buf + 5000, "\"\nuser $a$a\n", 12);
+	write_file("t.conf", buf, 5012);
+	p = load("t.conf");
+	ok(p == NULL && strcmp(errbuf, logged("t.conf:2: word too long (more "
+	    "than 8192 bytes)")) == 0, "macro expanded past the word limit");
+	policy_free(p);
+
+	memset(buf, '{', len);
+	for (i = 100; i < len; i += 101)
+		buf[i] = '\n';
+	write_file("t.conf", buf, len);
+	p = load("t.conf");
+	ok(p == NULL && errbuf[0] != '\0', "nested braces refused");
+	policy_free(p);
+
+	buf[0] = '\0';
+	for (i = 0; i < 2000; i++)
+		strcat(buf, "tenant x {\n");
+	put("t.conf", buf);
+	p = load("t.conf");
+	ok(p == NULL && errbuf[0] != '\0', "nested blocks refused");
+	policy_free(p);
+
+	put("t.conf", "user \"\\\nrunc \"\"\"\"\"\n\"");
+	p = load("t.conf");
+	ok(p == NULL && errbuf[0] != '\0', "unbalanced quotes refused");
+	policy_free(p);
+
+	memset(buf, 'a', len);
+	memcpy(buf, "state directory /", 17);
+	memcpy(buf + 5000, "\n", 2);
+	put("t.conf", buf);
+	p = load("t.conf");
+	ok(p == NULL && strcmp(errbuf, logged("t.conf:1: state directory too "
+	    "long (at most 4095 bytes)")) == 0, "path too long refused");
+	policy_free(p);
+
+	big = xcalloc(1, (4 << 20) + 1);
+	memset(big, '\n', (4 << 20) + 1);
+	write_file("t.conf", big, 4 << 20);
+	p = load("t.conf");
+	ok(p != NULL && errbuf[0] == '\0', "file of 4 MB accepted");
+	policy_free(p);
+	write_file("t.conf", big, (4 << 20) + 1);
+	p = load("t.conf");
+	ok(p == NULL && strcmp(errbuf, logged("t.conf: file too large (more "
+	    "than 4 MB)")) == 0, "file over 4 MB refused");
+	policy_free(p);
+	free(big);
+
+	mkfifo("fifo", 0600);
+	p = load("fifo");
+	ok(p == NULL && strcmp(errbuf, logged("fifo: not a regular file")) ==
+	    0, "FIFO refused without waiting for a writer");
+	policy_free(p);
+
+	put("t.conf", "\\");
+	p = load("t.conf");
+	ok(p == NULL && strcmp(errbuf, logged("t.conf:1: unexpected "
+	    "character '\\'")) == 0, "lone backslash at the end refused");
+	policy_free(p);
+	free(buf);
+}
+
+static void
+cleanup(void)
+{
+	static const char *const files[] = {
+		"t.conf", "dump.conf", "stderr.out", "bad.conf", "a.conf",
+		"b.conf", "sub/inc.conf", "sub/a.conf", "sub/b.conf", "fifo",
+	};
+	char	 name[32];
+	size_t	 i;
+
+	for (i = 0; i < nitems(files); i++)
+		unlink(files[i]);
+	for (i = 1; i <= 10; i++) {
+		(void)snprintf(name, sizeof(name), "i%zu.conf", i);
+		unlink(name);
+	}
+	rmdir("sub");
+	rmdir("adir");
+	if (chdir("/") == 0)
+		rmdir(tmpdir);
+}
+
+int
+main(void)
+{
+	const char	*tmp;
+
+	if (realpath("policy/mcpd.conf", shipped) == NULL) {
+		fprintf(stderr, "policy/mcpd.conf: %s (run from the top "
+		    "directory)\n", strerror(errno));
+		return 1;
+	}
+	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	(void)snprintf(tmpdir, sizeof(tmpdir), "%s/test_parse.XXXXXX", tmp);
+	if (mkdtemp(tmpdir) == NULL || chdir(tmpdir) == -1) {
+		perror(tmpdir);
+		return 1;
+	}
+	log_init(LOG_DEST_STDERR, 0, "test");
+
+	test_names();
+	test_defaults();
+	test_rich();
+	test_values();
+	test_include();
+	test_shipped();
+	test_resolve();
+	test_syntax_errors();
+	test_value_errors();
+	test_duplicates();
+	test_reference_errors();
+	test_include_errors();
+	test_garbage();
+	cleanup();
+	return tap_done();
+}
