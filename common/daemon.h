@@ -1,0 +1,64 @@
+/*
+ * What every daemon of the suite does the same way: the -d -v -f -n
+ * options, loading the configuration, logging, signals, and telling
+ * systemd about readiness and liveness.
+ */
+#ifndef MCPD_DAEMON_H
+#define MCPD_DAEMON_H
+
+#include <sys/types.h>
+
+#include <limits.h>
+
+#include <event2/event.h>
+
+#include "sd.h"
+
+struct policy;
+
+struct daemon {
+	const char		*name;		/* program name for logs */
+	const char		*conffile;
+	char			 confdir[PATH_MAX];	/* its directory */
+	int			 debug;		/* -d: stay in the foreground */
+	int			 verbose;	/* -v, repeatable */
+	int			 noaction;	/* -n: check the file, exit */
+	int			 privileged;	/* started as root */
+	struct policy		*conf;
+	struct event_base	*base;
+	struct event		*ev_sigterm;
+	struct event		*ev_sigint;
+	struct event		*ev_sighup;
+	struct event		*ev_watchdog;
+	struct sd_fds		 sdfds;		/* sockets from systemd */
+};
+
+/*
+ * Parse the command line and load the configuration; with -n, report and
+ * exit.  Returns with the configuration loaded and logging set up.
+ */
+void	 daemon_init(struct daemon *, const char *, int, char *[]);
+/*
+ * Detach unless -d, create the event base, and handle SIGTERM and SIGINT
+ * (stop the loop), SIGHUP, SIGPIPE and the systemd watchdog.
+ */
+void	 daemon_start(struct daemon *);
+/* READY=1 with a status line for systemd; log it too. */
+void	 daemon_ready(struct daemon *, const char *, ...)
+	    __attribute__((__format__(printf, 2, 3)));
+void	 daemon_status(struct daemon *, const char *, ...)
+	    __attribute__((__format__(printf, 2, 3)));
+/* Run until a stop signal; then STOPPING=1. */
+void	 daemon_loop(struct daemon *);
+void	 daemon_free(struct daemon *);
+/*
+ * The daemon's unix socket: the one systemd passed under this name, or a
+ * new one bound at path with the given mode, owner and group.  Call
+ * sock_listen() on it after dropping privileges.  Fatal on error.
+ */
+int	 daemon_listen_unix(struct daemon *, const char *, const char *,
+	    mode_t, uid_t, gid_t);
+/* mkdir -p with the last component's mode; fatal on failure. */
+void	 daemon_mkdir(const char *, mode_t);
+
+#endif

@@ -1,0 +1,280 @@
+#!/bin/bash
+# The three daemons started as root under different uids: configuration
+# checks, HELLO and PING, version and identity checks, privilege drop and
+# mcpd's seccomp, reconnection, clean shutdown.
+. "$TOP/tests/lib.sh"
+require_root
+
+MU=64101	# mcpd's uid and gid (no passwd entry needed)
+AU=64102	# auditd's
+XU=64199	# a stranger
+T=$(mktemp -d /tmp/mcpd-daemons.XXXXXX)
+chmod 0755 "$T"
+CONF=$T/mcpd.conf
+RUN=$T/run
+PEER=$B/tests/peer
+declare -A PID
+
+cat > "$CONF" <<EOF
+user "$MU"
+run directory "$RUN"
+state directory "$T/state"
+audit {
+	user "$AU"
+}
+EOF
+
+cleanup() {
+	local p
+	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+
+start() {	# start NAME: run the daemon in the foreground, verbose
+	local bin=$1
+	[ "$1" != mcpd ] && bin=mcp-$1
+	"$B/$bin" -d -v -f "$CONF" >> "$T/$1.log" 2>&1 &
+	PID[$1]=$!
+}
+
+stop() {	# stop NAME: SIGTERM, wait, return its exit status
+	local p=${PID[$1]} rc
+	kill -TERM "$p" 2>/dev/null
+	wait "$p"
+	rc=$?
+	unset "PID[$1]"
+	return $rc
+}
+
+alive() {
+	kill -0 "${PID[$1]}" 2>/dev/null
+}
+
+# --- configuration checks (-n) ---------------------------------------
+
+for d in mcpd mcp-sandboxd mcp-auditd; do
+	out=$("$B/$d" -n -f "$CONF" 2>&1)
+	check "$d -n accepts a valid file" \
+	    test "$?" -eq 0 -a "$out" = "configuration OK"
+done
+printf 'user "x"\nbogus line\n' > "$T/bad.conf"
+for d in mcpd mcp-sandboxd mcp-auditd; do
+	out=$("$B/$d" -n -f "$T/bad.conf" 2>&1)
+	rc=$?
+	check "$d -n rejects a bad file, naming file:line (exit $rc)" \
+	    test "$rc" -eq 1 -a -n "$(echo "$out" | grep -F "$T/bad.conf:2:")"
+done
+out=$("$B/mcpd" -n -f "$T/missing.conf" 2>&1)
+check "a missing configuration file is an error naming it" \
+    test "$?" -eq 1 -a -n "$(echo "$out" | grep -F "$T/missing.conf")"
+out=$("$B/mcpd" -x 2>&1)
+check "an unknown option prints usage and exits 1" \
+    test "$?" -eq 1 -a -n "$(echo "$out" | grep -F "usage: mcpd [-dnv] [-f file]")"
+
+# --- start: HELLO and the ping chain ----------------------------------
+
+start auditd
+start sandboxd
+start mcpd
+check "auditd is ready" wait_log "$T/auditd.log" "ready: listening on $RUN/auditd.sock"
+check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening on $RUN/sandboxd.sock"
+check "sandboxd connects to auditd after the hello exchange" \
+    wait_log "$T/sandboxd.log" "connected to auditd (auditd 0.1.0"
+check "mcpd connects to sandboxd" \
+    wait_log "$T/mcpd.log" "connected to sandboxd (sandboxd 0.1.0"
+check "mcpd connects to auditd" \
+    wait_log "$T/mcpd.log" "connected to auditd (auditd 0.1.0"
+check "auditd sees sandboxd as root and mcpd as uid $MU" \
+    wait_log "$T/auditd.log" "mcpd[${PID[mcpd]}] connected (mcpd 0.1.0, uid $MU)"
+check "a ping from mcpd travels to sandboxd, auditd and back" \
+    wait_log "$T/mcpd.log" "ping mcpd -> sandboxd -> auditd -> mcpd:"
+check "a ping from mcpd to auditd comes back" \
+    wait_log "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:"
+check "journald priority prefixes in the foreground" \
+    log_has "$T/mcpd.log" "<6>mcpd: connected to sandboxd"
+
+# --- identities, capabilities, filters -------------------------------
+
+m=${PID[mcpd]} a=${PID[auditd]} s=${PID[sandboxd]}
+check "mcpd runs as uid $MU (real, effective, saved, fs)" \
+    test "$(status_field "$m" Uid)" = "$MU $MU $MU $MU"
+check "mcpd runs as gid $MU, no supplementary groups" \
+    test "$(status_field "$m" Gid)" = "$MU $MU $MU $MU" -a \
+    -z "$(status_field "$m" Groups)"
+for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+	check "mcpd has an empty $f" \
+	    test "$(status_field "$m" $f)" = 0000000000000000
+done
+check "mcpd has no_new_privs" test "$(status_field "$m" NoNewPrivs)" = 1
+check "mcpd runs under a seccomp filter" \
+    test "$(status_field "$m" Seccomp)" = 2
+check "auditd runs as uid $AU" \
+    test "$(status_field "$a" Uid)" = "$AU $AU $AU $AU"
+check "auditd has no capabilities" \
+    test "$(status_field "$a" CapEff)" = 0000000000000000 -a \
+    "$(status_field "$a" CapBnd)" = 0000000000000000
+check "auditd runs under a seccomp filter" \
+    test "$(status_field "$a" Seccomp)" = 2
+check "sandboxd stays root, under a seccomp filter" \
+    test "$(status_field "$s" Uid)" = "0 0 0 0" -a \
+    "$(status_field "$s" Seccomp)" = 2
+
+check "sandboxd.sock is root:$MU mode 660" \
+    test "$(stat -c '%u:%g %a' "$RUN/sandboxd.sock")" = "0:$MU 660"
+check "auditd.sock is $AU:$MU mode 660" \
+    test "$(stat -c '%u:%g %a' "$RUN/auditd.sock")" = "$AU:$MU 660"
+
+# --- hostile and stray peers -----------------------------------------
+
+out=$("$PEER" -u $MU -g $MU connect "$RUN/sandboxd.sock" ping-audit)
+check "a peer as mcpd's uid pings through sandboxd to auditd ($out)" \
+    grep -q "pong path=sandboxd,auditd, status=0" <<< "$out"
+out=$("$PEER" -r mcpctl connect "$RUN/sandboxd.sock" ping)
+check "root may speak to sandboxd as mcpctl ($out)" \
+    grep -q "pong path=sandboxd, status=0" <<< "$out"
+
+out=$("$PEER" -u $MU -g $MU -V 2 connect "$RUN/sandboxd.sock")
+rc=$?
+check "sandboxd refuses protocol version 2 (exit $rc)" \
+    test $rc -eq 3 -a -n "$(grep "reason=protocol version 2, expected 1" <<< "$out")"
+check "sandboxd logs the version mismatch" \
+    wait_log "$T/sandboxd.log" "protocol version 2, expected 1"
+out=$("$PEER" -u $MU -g $MU -V 0 connect "$RUN/auditd.sock")
+check "auditd refuses protocol version 0 ($out)" \
+    grep -q "reason=protocol version 0, expected 1" <<< "$out"
+check "auditd logs the version mismatch" \
+    wait_log "$T/auditd.log" "protocol version 0, expected 1"
+out=$("$PEER" -u $MU -g $MU -M 0x12345678 connect "$RUN/sandboxd.sock")
+check "sandboxd refuses a hello with the wrong magic ($out)" \
+    grep -q "reason=not an mcpd peer" <<< "$out"
+
+out=$("$PEER" -u $XU -g $XU connect "$RUN/sandboxd.sock")
+rc=$?
+check "a stranger outside the socket's group cannot connect (exit $rc)" \
+    test $rc -eq 3 -a -n "$(grep "Permission denied" <<< "$out")"
+out=$("$PEER" -u $XU -g $XU -G $MU connect "$RUN/sandboxd.sock")
+rc=$?
+check "a stranger in the group is refused at accept by uid (exit $rc)" \
+    test $rc -eq 3 -a -n "$(grep "reason=uid $XU may not connect here" <<< "$out")"
+check "sandboxd logs the refused uid" \
+    wait_log "$T/sandboxd.log" "refused uid $XU pid"
+out=$("$PEER" -u $XU -g $XU -G $MU connect "$RUN/auditd.sock")
+check "auditd refuses the stranger too ($out)" \
+    grep -q "reason=uid $XU may not connect here" <<< "$out"
+out=$("$PEER" -r mcpd connect "$RUN/sandboxd.sock")
+check "root claiming to be mcpd is refused ($out)" \
+    grep -q "reason=uid 0 may not act as mcpd" <<< "$out"
+out=$("$PEER" -u $MU -g $MU -r sandboxd connect "$RUN/auditd.sock")
+check "mcpd's uid claiming to be sandboxd is refused by auditd ($out)" \
+    grep -q "reason=uid $MU may not act as sandboxd" <<< "$out"
+out=$("$PEER" -u $MU -g $MU -r auditd connect "$RUN/sandboxd.sock")
+check "a role sandboxd does not serve is refused ($out)" \
+    grep -q "reason=role auditd is not served here" <<< "$out"
+out=$("$PEER" -u $MU -g $MU connect "$RUN/sandboxd.sock" early)
+rc=$?
+check "a frame before the hello gets the connection closed ($out)" \
+    test $rc -eq 4
+check "sandboxd logs the frame before hello" \
+    wait_log "$T/sandboxd.log" "sent message type 16 before hello"
+out=$("$PEER" -u $MU -g $MU connect "$RUN/sandboxd.sock" hello)
+check "a well-behaved peer stays connected ($out)" grep -q "^open$" <<< "$out"
+check "all three daemons survived the hostile peers" \
+    eval 'alive mcpd && alive sandboxd && alive auditd'
+
+# --- reconnection with backoff ---------------------------------------
+
+n_sb=$(count_in "$T/sandboxd.log" "connected to auditd (")
+n_mc=$(count_in "$T/mcpd.log" "connected to auditd (")
+check "auditd exits 0 on SIGTERM" stop auditd
+check "sandboxd notices auditd going away" \
+    wait_log "$T/sandboxd.log" "auditd: connection closed"
+out=$("$PEER" -u $MU -g $MU connect "$RUN/sandboxd.sock" ping-audit)
+check "with auditd down, a relayed ping says unreachable ($out)" \
+    grep -q "pong path=sandboxd, status=1" <<< "$out"
+sleep 0.5
+start auditd
+check "sandboxd reconnects to a restarted auditd" \
+    wait_for 10 count_gt "$T/sandboxd.log" "connected to auditd (" "$n_sb"
+check "mcpd reconnects to a restarted auditd" \
+    wait_for 10 count_gt "$T/mcpd.log" "connected to auditd (" "$n_mc"
+out=$("$PEER" -u $MU -g $MU connect "$RUN/sandboxd.sock" ping-audit)
+check "the relayed ping works again ($out)" \
+    grep -q "pong path=sandboxd,auditd, status=0" <<< "$out"
+
+n_mc=$(count_in "$T/mcpd.log" "connected to sandboxd (")
+kill -KILL "${PID[sandboxd]}"
+wait "${PID[sandboxd]}" 2>/dev/null
+unset "PID[sandboxd]"
+check "mcpd notices sandboxd dying" \
+    wait_log "$T/mcpd.log" "sandboxd: connection closed"
+start sandboxd
+check "sandboxd restarts over its stale socket" \
+    wait_for 10 count_gt "$T/sandboxd.log" "ready: listening" 1
+check "mcpd reconnects to the new sandboxd" \
+    wait_for 10 count_gt "$T/mcpd.log" "connected to sandboxd (" "$n_mc"
+
+# --- a second instance is refused ------------------------------------
+
+out=$("$B/mcp-auditd" -d -f "$CONF" 2>&1)
+rc=$?
+check "a second auditd refuses to start (exit $rc)" \
+    test $rc -eq 1 -a -n "$(grep "another instance is already listening" <<< "$out")"
+check "the first auditd is unaffected" alive auditd
+
+# --- impersonation: mcpd checks who serves a socket ------------------
+
+stop auditd
+n=$(count_in "$T/mcpd.log" "may not act as auditd")
+"$PEER" -r auditd -w 10 serve "$RUN/auditd.sock" > "$T/fake.log" 2>&1 &
+fake=$!
+check "mcpd refuses a root process posing as auditd" \
+    wait_for 10 count_gt "$T/mcpd.log" "uid 0 may not act as auditd" "$n"
+kill "$fake" 2>/dev/null
+wait "$fake" 2>/dev/null
+rm -f "$RUN/auditd.sock"
+start auditd
+check "auditd is back after the impostor" \
+    wait_log "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:" 10
+
+# --- mcpd cannot execute anything ------------------------------------
+
+m=${PID[mcpd]}
+gdb -q -batch -p "$m" \
+    -ex 'handle SIGSYS nostop noprint pass' \
+    -ex 'call (int)execve("/bin/sh", (char **)0, (char **)0)' \
+    > "$T/gdb.log" 2>&1
+wait "$m"
+rc=$?
+unset "PID[mcpd]"
+check "an execve injected into mcpd kills it with SIGSYS (status $rc)" \
+    test $rc -eq $((128 + 31))
+check "mcpd names the forbidden call on its way out" \
+    log_has "$T/mcpd.log" "seccomp: forbidden system call 59"
+[ $rc -eq $((128 + 31)) ] || diag_file "$T/gdb.log"
+
+# --- clean shutdown ---------------------------------------------------
+
+n=$(count_in "$T/mcpd.log" "ping mcpd -> sandboxd -> auditd -> mcpd:")
+start mcpd
+check "a new mcpd comes up after that" \
+    wait_for 10 count_gt "$T/mcpd.log" "ping mcpd -> sandboxd -> auditd -> mcpd:" "$n"
+stop mcpd
+rc=$?
+check "mcpd exits 0 on SIGTERM (status $rc)" test $rc -eq 0
+check "sandboxd exits 0 on SIGTERM" stop sandboxd
+check "auditd exits 0 on SIGINT" eval 'kill -INT ${PID[auditd]}; wait ${PID[auditd]}'
+unset "PID[auditd]"
+check "each daemon logged its shutdown" \
+    eval 'log_has "$T/mcpd.log" "Terminated received, shutting down" &&
+    log_has "$T/sandboxd.log" "Terminated received, shutting down" &&
+    log_has "$T/auditd.log" "Interrupt received, shutting down"'
+
+if [ "$tap_failed" -ne 0 ]; then
+	for l in mcpd sandboxd auditd; do
+		diag "--- $l.log"
+		diag_file "$T/$l.log" 25
+	done
+fi
+done_testing
