@@ -50,8 +50,8 @@ imsgev_clear(struct imsgev *iev)
 	iev->ibuf.fd = -1;
 }
 
-static void
-imsgev_vdie(struct imsgev *iev, const char *fmt, va_list ap)
+void
+imsgev_vshutdown(struct imsgev *iev, const char *fmt, va_list ap)
 {
 	if (iev->dying)
 		return;
@@ -61,23 +61,13 @@ imsgev_vdie(struct imsgev *iev, const char *fmt, va_list ap)
 	event_active(iev->ev_read, EV_READ, 0);
 }
 
-static void
-imsgev_die(struct imsgev *iev, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	imsgev_vdie(iev, fmt, ap);
-	va_end(ap);
-}
-
 void
 imsgev_shutdown(struct imsgev *iev, const char *fmt, ...)
 {
 	va_list	 ap;
 
 	va_start(ap, fmt);
-	imsgev_vdie(iev, fmt, ap);
+	imsgev_vshutdown(iev, fmt, ap);
 	va_end(ap);
 }
 
@@ -85,11 +75,11 @@ static void
 imsgev_io_error(struct imsgev *iev)
 {
 	if (iev->ibuf.err != NULL && iev->ibuf.syserr)
-		imsgev_die(iev, "%s: %s", iev->ibuf.err, strerror(errno));
+		imsgev_shutdown(iev, "%s: %s", iev->ibuf.err, strerror(errno));
 	else if (iev->ibuf.err != NULL)
-		imsgev_die(iev, "%s", iev->ibuf.err);
+		imsgev_shutdown(iev, "%s", iev->ibuf.err);
 	else
-		imsgev_die(iev, "%s", strerror(errno));
+		imsgev_shutdown(iev, "%s", strerror(errno));
 }
 
 static void
@@ -115,7 +105,7 @@ imsgev_read_cb(evutil_socket_t fd, short events, void *arg)
 	if (!iev->dying) {
 		n = imsgbuf_read(&iev->ibuf);
 		if (n == 0)
-			imsgev_die(iev, "connection closed");
+			imsgev_shutdown(iev, "connection closed");
 		else if (n == -1 && errno != EAGAIN)
 			imsgev_io_error(iev);
 	}

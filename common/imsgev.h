@@ -8,6 +8,8 @@
 #ifndef MCPD_IMSGEV_H
 #define MCPD_IMSGEV_H
 
+#include <stdarg.h>
+
 #include <event2/event.h>
 
 #include "imsg.h"
@@ -37,5 +39,7 @@ int	 imsgev_composev(struct imsgev *, uint32_t, uint32_t, int,
 /* End the connection after this dispatch; queued frames get one try. */
 void	 imsgev_shutdown(struct imsgev *, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
+void	 imsgev_vshutdown(struct imsgev *, const char *, va_list)
+	    __attribute__((__format__(printf, 2, 0)));
 
 #endif

@@ -235,13 +235,11 @@ conn_closed(struct imsgev *iev, const char *why)
 void
 conn_close(struct conn *c, const char *fmt, ...)
 {
-	char	 why[256];
 	va_list	 ap;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	imsgev_vshutdown(&c->iev, fmt, ap);
 	va_end(ap);
-	imsgev_shutdown(&c->iev, "%s", why);
 }
 
 int

@@ -37,6 +37,7 @@ start() {	# start NAME: run the daemon in the foreground, verbose
 	[ "$1" != mcpd ] && bin=mcp-$1
 	"$B/$bin" -d -v -f "$CONF" >> "$T/$1.log" 2>&1 &
 	PID[$1]=$!
+	return 0
 }
 
 stop() {	# stop NAME: SIGTERM, wait, return its exit status
@@ -227,16 +228,49 @@ check "the first auditd is unaffected" alive auditd
 
 stop auditd
 n=$(count_in "$T/mcpd.log" "may not act as auditd")
-"$PEER" -r auditd -w 10 serve "$RUN/auditd.sock" > "$T/fake.log" 2>&1 &
+setsid "$PEER" -r auditd -w 10 serve "$RUN/auditd.sock" > "$T/fake.log" 2>&1 &
 fake=$!
 check "mcpd refuses a root process posing as auditd" \
     wait_for 10 count_gt "$T/mcpd.log" "uid 0 may not act as auditd" "$n"
-kill "$fake" 2>/dev/null
+kill -- -"$fake" 2>/dev/null
 wait "$fake" 2>/dev/null
 rm -f "$RUN/auditd.sock"
 start auditd
 check "auditd is back after the impostor" \
     wait_log "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:" 10
+
+# --- a sibling of another protocol version ---------------------------
+
+stop auditd
+n=$(count_in "$T/mcpd.log" "auditd: protocol version 2, expected 1: closing")
+setsid "$PEER" -u $AU -g $AU -r auditd -V 2 -w 10 serve "$RUN/auditd.sock" \
+    > "$T/fake.log" 2>&1 &
+fake=$!
+check "mcpd drops an auditd of protocol version 2, and says so" \
+    wait_for 10 count_gt "$T/mcpd.log" \
+    "auditd: protocol version 2, expected 1: closing" "$n"
+kill -- -"$fake" 2>/dev/null
+wait "$fake" 2>/dev/null
+rm -f "$RUN/auditd.sock"
+start auditd
+check "auditd is back after the old version" \
+    wait_log "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:" 10
+
+# --- systemd notification and watchdog --------------------------------
+
+stop sandboxd
+"$B/tests/notify-recv" "$T/notify" 4 > "$T/notify.log" &
+nr=$!
+sleep 0.2
+NOTIFY_SOCKET=$T/notify WATCHDOG_USEC=400000 start sandboxd
+wait "$nr"
+check "sandboxd sends READY=1 with a status line" \
+    log_has "$T/notify.log" "READY=1|STATUS=listening on $RUN/sandboxd.sock"
+check "sandboxd reports auditd in its status" \
+    log_has "$T/notify.log" "STATUS=auditd connected"
+check "sandboxd sends WATCHDOG=1 at half the interval asked" \
+    test "$(count_in "$T/notify.log" "WATCHDOG=1")" -ge 12
+check "sandboxd is still up" alive sandboxd
 
 # --- mcpd cannot execute anything ------------------------------------
 

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,32 +180,15 @@ become(uid_t uid, gid_t gid, gid_t supp)
 		err(1, "setuid");
 }
 
-static int
-serve(const char *path, uint32_t role, uint32_t version, uint32_t magic)
+/* Handle one accepted connection, in a child of its own. */
+static void __attribute__((__noreturn__))
+serve_one(int fd, uint32_t role, uint32_t version, uint32_t magic)
 {
 	struct imsg	 imsg;
-	int		 l, fd;
 
-	if ((l = sock_unix_bind(path, 0666, (uid_t)-1, (gid_t)-1)) == -1 ||
-	    sock_listen(l) == -1)
-		exit(1);
-	printf("listening\n");
-	fflush(stdout);
-	for (;;) {
-		struct pollfd	 pfd = { l, POLLIN, 0 };
-
-		if (poll(&pfd, 1, wait_ms) == 0) {
-			printf("timeout\n");
-			unlink(path);
-			exit(5);
-		}
-		if ((fd = accept4(l, NULL, NULL, SOCK_CLOEXEC)) != -1)
-			break;
-	}
 	imsgbuf_init(&ib, fd, PROTO_MAX_FRAME, 0);
 	send_hello(role, version, magic);
 	read_hello();
-	fflush(stdout);
 	for (;;) {
 		next_frame(&imsg);
 		if (imsg.hdr.type == IMSG_PING) {
@@ -212,9 +196,41 @@ serve(const char *path, uint32_t role, uint32_t version, uint32_t magic)
 			    imsg.data, imsg.datalen);
 			imsgbuf_flush(&ib);
 			printf("answered ping\n");
-			fflush(stdout);
 		}
 		imsg_free(&imsg);
+	}
+}
+
+/*
+ * Serve on l, bound already; listen once we are who we pretend to be.
+ * Every connection is served, until wait_ms pass without one.
+ */
+static int
+serve(int l, const char *path, uint32_t role, uint32_t version,
+    uint32_t magic)
+{
+	struct pollfd	 pfd;
+	int		 fd;
+
+	if (sock_listen(l) == -1)
+		exit(1);
+	signal(SIGCHLD, SIG_IGN);
+	printf("listening\n");
+	for (;;) {
+		pfd.fd = l;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, wait_ms) == 0) {
+			printf("timeout\n");
+			unlink(path);
+			return 5;
+		}
+		if ((fd = accept4(l, NULL, NULL, SOCK_CLOEXEC)) == -1)
+			continue;
+		if (fork() == 0) {
+			close(l);
+			serve_one(fd, role, version, magic);
+		}
+		close(fd);
 	}
 }
 
@@ -262,9 +278,16 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (argc < 2)
 		errx(1, "usage: peer [options] connect|serve PATH [action]");
+	if (strcmp(argv[0], "serve") == 0) {
+		/* Bind with our rights, in a directory the new uid may not
+		 * write to, as the daemons do. */
+		if ((fd = sock_unix_bind(argv[1], 0666, (uid_t)-1,
+		    (gid_t)-1)) == -1)
+			exit(1);
+		become(uid, gid, supp);
+		return serve(fd, argv[1], role, version, magic);
+	}
 	become(uid, gid, supp);
-	if (strcmp(argv[0], "serve") == 0)
-		return serve(argv[1], role, version, magic);
 
 	action = argc > 2 ? argv[2] : "hello";
 	if ((fd = sock_unix_connect(argv[1])) == -1) {
