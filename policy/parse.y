@@ -64,6 +64,7 @@ struct ploc {
 #define SEEN_INIT	0x0020
 #define SEEN_SOCKET	0x0040
 #define SEEN_AUDIT	0x0080
+#define SEEN_UIDS	0x0100
 
 /* Fields of a tenant, language or audit block that may be given once. */
 #define FIELD_LIMITS	0x0001
@@ -193,6 +194,14 @@ static void	 limits_cpus(struct parse_ctx *, const struct ploc *, char *);
 static void	 limits_pids(struct parse_ctx *, const struct ploc *, char *);
 static void	 limits_timeout(struct parse_ctx *, const struct ploc *,
 		    char *);
+static void	 limits_idle(struct parse_ctx *, const struct ploc *, char *);
+static void	 limits_lifetime(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 limits_duration(struct parse_ctx *, const struct ploc *,
+		    uint32_t, const char *, char *, uint64_t, uint64_t,
+		    const char *, uint64_t *);
+static void	 set_uids(struct parse_ctx *, const struct ploc *, char *,
+		    char *);
 static void	 limits_network(struct parse_ctx *, const struct ploc *,
 		    enum net_mode);
 static void	 tenant_begin(struct parse_ctx *, const struct ploc *, char *);
@@ -224,7 +233,8 @@ static void	 audit_required(struct parse_ctx *, const struct ploc *,
 %token	LISTEN "listen" ON "on" PORT "port" UNIX "unix" MODE "mode"
 %token	LIMITS "limits" MEMORY "memory" CPUS "cpus" PIDS "pids"
 %token	TIMEOUT "timeout" OUTPUT "output" DISK "disk" NETWORK "network"
-%token	NONE "none" EGRESS "egress"
+%token	NONE "none" EGRESS "egress" IDLE "idle" LIFETIME "lifetime"
+%token	UIDS "uids"
 %token	IMAGE "image" HOST "host" ROOTFS "rootfs" POOL "pool"
 %token	TENANT "tenant" TOKEN "token" UID "uid" MAXIMUM "max"
 %token	SANDBOXES "sandboxes"
@@ -298,6 +308,9 @@ main		: USER string {
 			    "sandbox socket", $3, ctx->p->sandbox_socket,
 			    sizeof(ctx->p->sandbox_socket));
 		}
+		| SANDBOX UIDS NUMBER NUMBER {
+			set_uids(ctx, &@1, $3, $4);
+		}
 		| LISTEN ON string PORT NUMBER {
 			listen_tcp(ctx, &@1, $3,
 			    number(ctx, &@1, "port", $5, 1, 65535));
@@ -343,6 +356,8 @@ limitsopt	: MEMORY string		{ limits_size(ctx, &@1, LIMIT_MEMORY, $2); }
 		| DISK string			{ limits_size(ctx, &@1, LIMIT_DISK, $2); }
 		| NETWORK NONE		{ limits_network(ctx, &@1, NET_NONE); }
 		| NETWORK EGRESS	{ limits_network(ctx, &@1, NET_EGRESS); }
+		| IDLE string			{ limits_idle(ctx, &@1, $2); }
+		| LIFETIME string		{ limits_lifetime(ctx, &@1, $2); }
 		;
 
 tenant		: tenanthead LBRACE tenantopts RBRACE	{ tenant_end(ctx); }
@@ -442,9 +457,11 @@ static const struct keyword {
 	{ "file",		FILENAME },
 	{ "group",		GROUP },
 	{ "host",		HOST },
+	{ "idle",		IDLE },
 	{ "image",		IMAGE },
 	{ "include",		INCLUDE },
 	{ "language",		LANGUAGE },
+	{ "lifetime",		LIFETIME },
 	{ "limits",		LIMITS },
 	{ "listen",		LISTEN },
 	{ "max",		MAXIMUM },
@@ -471,6 +488,7 @@ static const struct keyword {
 	{ "timeout",		TIMEOUT },
 	{ "token",		TOKEN },
 	{ "uid",		UID },
+	{ "uids",		UIDS },
 	{ "unix",		UNIX },
 	{ "user",		USER },
 	{ "version",		VERSION },
@@ -1453,6 +1471,8 @@ limits_new(const char *name)
 	l->output = DEFAULT_OUTPUT;
 	l->disk = DEFAULT_DISK;
 	l->network = NET_NONE;
+	l->idle = DEFAULT_IDLE;
+	l->lifetime = DEFAULT_LIFETIME;
 	return l;
 }
 
@@ -1544,20 +1564,70 @@ limits_pids(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 		ctx->limits->pids = (uint32_t)v;
 }
 
+/* A duration limit given in the file: timeout, idle or lifetime. */
 static void
-limits_timeout(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+limits_duration(struct parse_ctx *ctx, const struct ploc *loc, uint32_t bit,
+    const char *key, char *s, uint64_t min, uint64_t max, const char *range,
+    uint64_t *out)
 {
 	uint64_t	 v;
 
-	if (limits_once(ctx, loc, LIMIT_TIMEOUT, "timeout") == -1)
+	if (limits_once(ctx, loc, bit, key) == -1)
 		;
 	else if (parse_duration(s, &v) == -1)
-		perr(ctx, loc, "timeout \"%s\": not a duration", s);
-	else if (v < 1 || v > 24 * MS_HOUR)
-		perr(ctx, loc, "timeout %s: out of range (1ms..24h)", s);
+		perr(ctx, loc, "%s \"%s\": not a duration", key, s);
+	else if (v < min || v > max)
+		perr(ctx, loc, "%s %s: out of range (%s)", key, s, range);
 	else
-		ctx->limits->timeout = v;
+		*out = v;
 	free(s);
+}
+
+static void
+limits_timeout(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	limits_duration(ctx, loc, LIMIT_TIMEOUT, "timeout", s, 1, 24 * MS_HOUR,
+	    "1ms..24h", &ctx->limits->timeout);
+}
+
+static void
+limits_idle(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	limits_duration(ctx, loc, LIMIT_IDLE, "idle", s, 1000, 30 * 24 * MS_HOUR,
+	    "1s..720h", &ctx->limits->idle);
+}
+
+static void
+limits_lifetime(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	limits_duration(ctx, loc, LIMIT_LIFETIME, "lifetime", s, MS_MINUTE,
+	    365 * 24 * MS_HOUR, "1m..8760h", &ctx->limits->lifetime);
+}
+
+static void
+set_uids(struct parse_ctx *ctx, const struct ploc *loc, char *base,
+    char *count)
+{
+	long long	 b, n;
+
+	if (ctx->seen & SEEN_UIDS)
+		perr(ctx, loc, "sandbox uids given twice");
+	ctx->seen |= SEEN_UIDS;
+	b = number(ctx, loc, "sandbox uids", base, UID_RANGE, UINT32_MAX);
+	n = number(ctx, loc, "sandbox uids count", count, 1, 65535);
+	if (b == -1 || n == -1)
+		return;
+	if (b % UID_RANGE != 0)
+		perr(ctx, loc, "sandbox uids %lld: not a multiple of %u", b,
+		    UID_RANGE);
+	else if ((unsigned long long)b + (unsigned long long)n * UID_RANGE >
+	    UINT32_MAX)
+		perr(ctx, loc, "sandbox uids %lld count %lld: beyond the last "
+		    "uid", b, n);
+	else {
+		ctx->p->uid_base = (uint32_t)b;
+		ctx->p->uid_slots = (uint32_t)n;
+	}
 }
 
 static void
@@ -1870,6 +1940,10 @@ finish_limits(struct parse_ctx *ctx)
 			l->disk = def->disk;
 		if (!(l->set & LIMIT_NETWORK))
 			l->network = def->network;
+		if (!(l->set & LIMIT_IDLE))
+			l->idle = def->idle;
+		if (!(l->set & LIMIT_LIFETIME))
+			l->lifetime = def->lifetime;
 	}
 
 	for (i = 0; i < ctx->ntenant_refs; i++) {
@@ -1957,6 +2031,8 @@ policy_new(void)
 	(void)str_copy(p->runc, DEFAULT_RUNC, sizeof(p->runc));
 	(void)str_copy(p->sandbox_init, DEFAULT_SANDBOX_INIT,
 	    sizeof(p->sandbox_init));
+	p->uid_base = DEFAULT_UID_BASE;
+	p->uid_slots = DEFAULT_UID_SLOTS;
 	p->audit.required = 1;
 	(void)str_copy(p->audit.user, DEFAULT_AUDIT_USER,
 	    sizeof(p->audit.user));

@@ -309,6 +309,7 @@ dump_global(FILE *fp, const struct policy *p)
 	dump_kv(fp, "", "runc", p->runc);
 	dump_kv(fp, "", "sandbox-init", p->sandbox_init);
 	dump_kv(fp, "", "sandbox socket", p->sandbox_socket);
+	fprintf(fp, "sandbox uids %u %u\n", p->uid_base, p->uid_slots);
 }
 
 static void
@@ -372,6 +373,10 @@ dump_limits(FILE *fp, const struct policy *p)
 		dump_field(fp, l, LIMIT_DISK, "disk", buf);
 		dump_field(fp, l, LIMIT_NETWORK, "network",
 		    l->network == NET_EGRESS ? "egress" : "none");
+		fmt_duration(buf, sizeof(buf), l->idle);
+		dump_field(fp, l, LIMIT_IDLE, "idle", buf);
+		fmt_duration(buf, sizeof(buf), l->lifetime);
+		dump_field(fp, l, LIMIT_LIFETIME, "lifetime", buf);
 		fprintf(fp, "}\n");
 	}
 }

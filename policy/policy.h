@@ -50,6 +50,16 @@
 #define DEFAULT_OUTPUT		(1ULL << 20)
 #define DEFAULT_DISK		(256ULL << 20)
 #define DEFAULT_MAX_SANDBOXES	4
+#define DEFAULT_IDLE		(30ULL * 60 * 1000)	/* ms */
+#define DEFAULT_LIFETIME	(24ULL * 3600 * 1000)	/* ms */
+/*
+ * Each sandbox maps its 65536 container uids onto a range of host uids of
+ * its own, starting at a multiple of 65536: by default from 2^28, for up to
+ * 4096 sandboxes (and warm containers) at once.
+ */
+#define UID_RANGE		65536U
+#define DEFAULT_UID_BASE	0x10000000U
+#define DEFAULT_UID_SLOTS	4096U
 
 enum net_mode {
 	NET_NONE,		/* loopback only */
@@ -64,6 +74,8 @@ enum net_mode {
 #define LIMIT_OUTPUT		0x10
 #define LIMIT_DISK		0x20
 #define LIMIT_NETWORK		0x40
+#define LIMIT_IDLE		0x80
+#define LIMIT_LIFETIME		0x100
 
 struct limits {
 	TAILQ_ENTRY(limits)	 entry;
@@ -75,6 +87,8 @@ struct limits {
 	uint64_t		 output;	/* bytes of output per exec */
 	uint64_t		 disk;		/* bytes of workspace */
 	enum net_mode		 network;
+	uint64_t		 idle;		/* ms a sandbox may sit unused */
+	uint64_t		 lifetime;	/* ms a sandbox may exist */
 	uint32_t		 set;		/* LIMIT_* given in the file */
 };
 
@@ -158,6 +172,8 @@ struct policy {
 	char			 runc[PATH_MAX];
 	char			 sandbox_init[PATH_MAX];
 	char			 sandbox_socket[POLICY_SOCK_MAX];
+	uint32_t		 uid_base;	/* host uid of slot 0's uid 0 */
+	uint32_t		 uid_slots;	/* sandboxes at once */
 
 	TAILQ_HEAD(, listen_addr) listens;
 	TAILQ_HEAD(, limits)	 limits;

@@ -145,6 +145,7 @@ same_limits(const struct limits *a, const struct limits *b)
 	    a->cpus == b->cpus && a->pids == b->pids &&
 	    a->timeout == b->timeout && a->output == b->output &&
 	    a->disk == b->disk && a->network == b->network &&
+	    a->idle == b->idle && a->lifetime == b->lifetime &&
 	    a->set == b->set;
 }
 
@@ -208,6 +209,7 @@ same_policy(const struct policy *a, const struct policy *b)
 	    strcmp(a->runc, b->runc) != 0 ||
 	    strcmp(a->sandbox_init, b->sandbox_init) != 0 ||
 	    strcmp(a->sandbox_socket, b->sandbox_socket) != 0 ||
+	    a->uid_base != b->uid_base || a->uid_slots != b->uid_slots ||
 	    a->audit.required != b->audit.required ||
 	    strcmp(a->audit.socket, b->audit.socket) != 0 ||
 	    strcmp(a->audit.database, b->audit.database) != 0 ||
@@ -773,6 +775,64 @@ test_values(void)
 	policy_free(p);
 }
 
+/* Sandbox lifetimes and the host uids sandboxes map to. */
+static void
+test_sandbox_settings(void)
+{
+	struct policy	*p;
+	struct limits	*l;
+
+	p = loads("sandbox defaults", "");
+	if (p != NULL) {
+		l = policy_limits(p, "default");
+		ok(l->idle == DEFAULT_IDLE && l->lifetime == DEFAULT_LIFETIME,
+		    "idle 30m and lifetime 24h by default");
+		ok(p->uid_base == DEFAULT_UID_BASE &&
+		    p->uid_slots == DEFAULT_UID_SLOTS,
+		    "sandbox uids from 2^28, 4096 of them, by default");
+		policy_free(p);
+	}
+	p = loads("sandbox settings",
+	    "sandbox uids 65536 10\n"
+	    "limits default {\n\tidle 10m\n\tlifetime 2h\n}\n"
+	    "limits short {\n\tidle 1s\n\tlifetime 1m\n}\n"
+	    "limits long {\n\tidle 720h\n\tlifetime 8760h\n}\n"
+	    "limits heir {\n\tmemory 1G\n}\n");
+	if (p == NULL)
+		return;
+	ok(p->uid_base == 65536 && p->uid_slots == 10, "sandbox uids read");
+	l = policy_limits(p, "short");
+	ok(l->idle == 1000 && l->lifetime == 60000, "idle and lifetime minima");
+	l = policy_limits(p, "long");
+	ok(l->idle == 720ULL * 3600000 && l->lifetime == 8760ULL * 3600000,
+	    "idle and lifetime maxima");
+	l = policy_limits(p, "heir");
+	ok(l->idle == 600000 && l->lifetime == 7200000 &&
+	    !(l->set & (LIMIT_IDLE | LIMIT_LIFETIME)),
+	    "idle and lifetime inherited from \"default\"");
+	round_trip("sandbox settings", p);
+	policy_free(p);
+
+	fails("idle out of range", "limits x {\n\tidle 500ms\n}\n",
+	    "t.conf:2: idle 500ms: out of range (1s..720h)");
+	fails("lifetime out of range", "limits x {\n\tlifetime 59s\n}\n",
+	    "t.conf:2: lifetime 59s: out of range (1m..8760h)");
+	fails("lifetime malformed", "limits x {\n\tlifetime forever\n}\n",
+	    "t.conf:2: lifetime \"forever\": not a duration");
+	fails("idle twice", "limits x {\n\tidle 1m\n\tidle 2m\n}\n",
+	    "t.conf:3: idle given twice");
+	fails("uids not aligned", "sandbox uids 100000 4\n",
+	    "t.conf:1: sandbox uids 100000: not a multiple of 65536");
+	fails("uids below the first range", "sandbox uids 0 4\n",
+	    "t.conf:1: sandbox uids 0: out of range (65536..4294967295)");
+	fails("uids past the last uid", "sandbox uids 4294901760 2\n",
+	    "t.conf:1: sandbox uids 4294901760 count 2: beyond the last uid");
+	fails("uids count zero", "sandbox uids 65536 0\n",
+	    "t.conf:1: sandbox uids count 0: out of range (1..65535)");
+	fails("uids twice", "sandbox uids 65536 1\nsandbox uids 131072 1\n",
+	    "t.conf:2: sandbox uids given twice");
+}
+
 static void
 test_syntax_errors(void)
 {
@@ -1194,6 +1254,7 @@ main(void)
 	test_defaults();
 	test_rich();
 	test_values();
+	test_sandbox_settings();
 	test_include();
 	test_shipped();
 	test_resolve();
