@@ -64,7 +64,9 @@ TOOL_SRCS	:= $(wildcard tests/tools/*.c)
 obj		= $(patsubst %.c,$(B)/obj/%.o,$(1))
 
 LIBMCPD		:= $(B)/libmcpd.a
-PROGS		:= $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd
+PROGS		:= $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
+		   $(B)/sandbox-init
+INIT_SRCS	:= $(wildcard sandboxd/init/*.c) common/imsg.c common/proto.c
 UNITS		:= $(wildcard systemd/*.service systemd/*.socket)
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 TOOLS		:= $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRCS))
@@ -127,9 +129,22 @@ $(B)/mcp-sandboxd: $(call obj,$(SANDBOXD_SRCS)) $(LIBMCPD)
 $(B)/mcp-auditd: $(call obj,$(AUDITD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(AUDITD_SRCS)) $(LIBS)
 
+# PID 1 of every container: static, so it needs nothing from the image,
+# and never sanitized, since it runs inside the sandbox.
+$(B)/sandbox-init: $(INIT_SRCS) $(wildcard sandboxd/init/*.h) common/imsg.h \
+    common/proto.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARNFLAGS) -fstack-protector-strong \
+	    -D_FORTIFY_SOURCE=2 -D_GNU_SOURCE -Icommon -static \
+	    -o $@ $(INIT_SRCS)
+
+# A unit test links its own object and any daemon objects listed as extra
+# prerequisites below.
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBMCPD)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
+
+$(B)/tests/test_bundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
 
 $(B)/tests/%: $(B)/obj/tests/tools/%.o $(LIBMCPD)
 	@mkdir -p $(dir $@)
@@ -142,6 +157,7 @@ install: all
 	    $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
 	install -m 0755 $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
 	    $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(B)/sandbox-init $(DESTDIR)$(LIBEXECDIR)/mcpd/
 	test -e $(DESTDIR)$(SYSCONFDIR)/mcpd/mcpd.conf || \
 	    install -m 0640 policy/mcpd.conf $(DESTDIR)$(SYSCONFDIR)/mcpd/
 	install -m 0644 man/*.5 $(DESTDIR)$(MANDIR)/man5/

@@ -109,13 +109,22 @@ daemon_watchdog(evutil_socket_t fd, short events, void *arg)
 }
 
 void
+daemon_detach(struct daemon *d)
+{
+	if (d->detached)
+		return;
+	d->detached = 1;
+	if (!d->debug && daemon(0, 0) == -1)
+		fatal("daemon");
+}
+
+void
 daemon_start(struct daemon *d)
 {
 	struct timeval	 tv;
 	uint64_t	 usec;
 
-	if (!d->debug && daemon(0, 0) == -1)
-		fatal("daemon");
+	daemon_detach(d);
 	if (systemd_notify_init() == -1)
 		log_warn("NOTIFY_SOCKET");
 	signal(SIGPIPE, SIG_IGN);

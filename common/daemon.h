@@ -24,6 +24,7 @@ struct daemon {
 	int			 verbose;	/* -v, repeatable */
 	int			 noaction;	/* -n: check the file, exit */
 	int			 privileged;	/* started as root */
+	int			 detached;
 	struct policy		*conf;
 	struct event_base	*base;
 	struct event		*ev_sigterm;
@@ -38,6 +39,8 @@ struct daemon {
  * exit.  Returns with the configuration loaded and logging set up.
  */
 void	 daemon_init(struct daemon *, const char *, int, char *[]);
+/* Detach unless -d; done once, also by daemon_start(). */
+void	 daemon_detach(struct daemon *);
 /*
  * Detach unless -d, create the event base, and handle SIGTERM and SIGINT
  * (stop the loop), SIGHUP, SIGPIPE and the systemd watchdog.

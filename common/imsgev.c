@@ -10,6 +10,7 @@
 #include <event2/event.h>
 
 #include "imsgev.h"
+#include "log.h"
 
 static void	imsgev_read_cb(evutil_socket_t, short, void *);
 static void	imsgev_write_cb(evutil_socket_t, short, void *);
@@ -39,6 +40,8 @@ imsgev_init(struct imsgev *iev, struct event_base *base, int fd,
 void
 imsgev_clear(struct imsgev *iev)
 {
+	if (iev->in_callback && !iev->dying)
+		fatalx("bug: imsgev cleared from its own dispatch");
 	if (iev->ev_read != NULL)
 		event_free(iev->ev_read);
 	if (iev->ev_write != NULL)
@@ -116,7 +119,9 @@ imsgev_read_cb(evutil_socket_t fd, short events, void *arg)
 		}
 		if (r == 0)
 			break;
+		iev->in_callback = 1;
 		iev->dispatch(iev, &imsg);
+		iev->in_callback = 0;
 		imsg_free(&imsg);
 	}
 	if (iev->dying) {

@@ -4,6 +4,8 @@
  * connection (EOF, a socket error, a malformed frame, imsgev_shutdown())
  * is reported once through the close callback, from the read callback's
  * context, after which the owner calls imsgev_clear() and may free it.
+ * An owner never clears an imsgev from inside its own callbacks: it calls
+ * imsgev_shutdown() and clears it when the close callback comes.
  */
 #ifndef MCPD_IMSGEV_H
 #define MCPD_IMSGEV_H
@@ -27,6 +29,7 @@ struct imsgev {
 	void			*arg;
 	char			 why[128];	/* set once the end is known */
 	int			 dying;
+	int			 in_callback;	/* clearing now would be a bug */
 };
 
 int	 imsgev_init(struct imsgev *, struct event_base *, int, size_t, int,

@@ -171,7 +171,7 @@ priv_landlock(const struct priv_path *paths, size_t npaths,
 	if (abi >= 4)
 		ra.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 	if (abi >= 6)
-		ra.scoped = LL_SCOPE_SIGNAL |
+		ra.scoped = ((flags & LL_ALLOW_SIGNALS) ? 0 : LL_SCOPE_SIGNAL) |
 		    ((flags & LL_ALLOW_ABSTRACT) ? 0 : LL_SCOPE_ABSTRACT_UNIX);
 	if ((rfd = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra),
 	    0)) == -1)

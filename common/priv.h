@@ -38,6 +38,8 @@ struct priv_path {
 
 /* Abstract unix sockets outside this process may still be reached. */
 #define LL_ALLOW_ABSTRACT	0x01
+/* Processes outside this one's domain may still be signalled. */
+#define LL_ALLOW_SIGNALS	0x02
 
 /*
  * Deny all filesystem access except the listed paths (beneath each, with the

@@ -12,6 +12,7 @@ static const char *const role_names[ROLE_MAX] = {
 	[ROLE_SANDBOXD] = "sandboxd",
 	[ROLE_AUDITD] = "auditd",
 	[ROLE_MCPCTL] = "mcpctl",
+	[ROLE_SANDBOX_INIT] = "sandbox-init",
 };
 
 const char *
@@ -70,4 +71,63 @@ proto_payload(const void *data, size_t len, void *out, size_t outlen)
 		return -1;
 	memcpy(out, data, outlen);
 	return 0;
+}
+
+ssize_t
+proto_strings(const void *data, size_t len, size_t n, const char **out,
+    int strict)
+{
+	const char	*p = data, *end = p + len, *nul;
+	size_t		 i;
+
+	for (i = 0; i < n; i++) {
+		if (p >= end || (nul = memchr(p, '\0', (size_t)(end - p))) ==
+		    NULL)
+			return -1;
+		out[i] = p;
+		p = nul + 1;
+	}
+	if (strict && p != end)
+		return -1;
+	return p - (const char *)data;
+}
+
+static const char *const audit_events[AEV_EVENT_MAX] = {
+	[AEV_DAEMON_START] = "daemon-start",
+	[AEV_DAEMON_STOP] = "daemon-stop",
+	[AEV_SANDBOX_CREATE] = "sandbox-create",
+	[AEV_SANDBOX_STOP] = "sandbox-stop",
+	[AEV_SANDBOX_REAP] = "sandbox-reap",
+	[AEV_RUN] = "run",
+	[AEV_EXEC] = "exec",
+	[AEV_FILE_WRITE] = "file-write",
+	[AEV_FILE_READ] = "file-read",
+	[AEV_FILE_LIST] = "file-list",
+	[AEV_FILE_DELETE] = "file-delete",
+	[AEV_TOOL_CALL] = "tool-call",
+	[AEV_AUTH_FAILURE] = "auth-failure",
+	[AEV_POLICY_DENIAL] = "policy-denial",
+};
+
+static const char *const audit_outcomes[AOC_OUTCOME_MAX] = {
+	[AOC_INTENT] = "intent",
+	[AOC_OK] = "ok",
+	[AOC_FAILED] = "failed",
+	[AOC_DENIED] = "denied",
+};
+
+const char *
+audit_event_name(uint32_t e)
+{
+	if (e == 0 || e >= AEV_EVENT_MAX)
+		return NULL;
+	return audit_events[e];
+}
+
+const char *
+audit_outcome_name(uint32_t o)
+{
+	if (o == 0 || o >= AOC_OUTCOME_MAX)
+		return NULL;
+	return audit_outcomes[o];
 }

@@ -1,5 +1,6 @@
 #include <sys/types.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -66,6 +68,18 @@ xasprintf(char **ret, const char *fmt, ...)
 	if (n == -1)
 		fatal("asprintf");
 	return n;
+}
+
+int
+str_fmt(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 int
@@ -175,4 +189,41 @@ fd_set_cloexec(int fd)
 	if ((fl = fcntl(fd, F_GETFD)) == -1)
 		return -1;
 	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+}
+
+static int
+rm_tree_at(int dfd, const char *name)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd, rv = 0;
+
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (rm_tree_at(dirfd(d), de->d_name) == -1)
+			rv = -1;
+	}
+	closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) == -1 && errno != ENOENT)
+		rv = -1;
+	return rv;
+}
+
+int
+rm_tree(const char *path)
+{
+	return rm_tree_at(AT_FDCWD, path);
 }

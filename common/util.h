@@ -18,6 +18,10 @@ char	*xstrdup(const char *);
 int	 xasprintf(char **, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
 
+/* snprintf that says whether it all fit: 0, or -1 when cut. */
+int	 str_fmt(char *, size_t, const char *, ...)
+	    __attribute__((__format__(printf, 3, 4)));
+
 /* Copy with truncation check: 0 when all of src fit, -1 when cut. */
 int	 str_copy(char *, const char *, size_t);
 
@@ -34,6 +38,13 @@ uint64_t mono_ms(void);
 /* Resolve a user or group given by name or number. -1 if unknown. */
 int	 user_lookup(const char *, uid_t *, gid_t *);
 int	 group_lookup(const char *, gid_t *);
+
+/*
+ * Remove a file or a directory tree, never following a symbolic link:
+ * every step is relative to an fd opened with O_NOFOLLOW.  A missing path
+ * is not an error.  0, or -1 if anything could not be removed.
+ */
+int	 rm_tree(const char *);
 
 /* fcntl helpers; -1 with errno on failure. */
 int	 fd_set_nonblock(int);
