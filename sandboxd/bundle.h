@@ -1,0 +1,51 @@
+/*
+ * OCI bundles for the sandboxes: the config.json that runc reads, and the
+ * seccomp profile inside it.
+ *
+ * Everything in a configuration comes from these parameters and from
+ * compile-time policy, never from request text.
+ */
+#ifndef MCPD_BUNDLE_H
+#define MCPD_BUNDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define SBX_UID_RANGE	65536		/* container uids 0..65535 */
+#define SBX_USER_UID	1000		/* the sandbox user inside */
+#define SBX_INIT_PATH	"/.mcpd/sandbox-init"	/* sandbox-init, inside */
+#define SBX_WORKSPACE	"/workspace"
+
+struct image;				/* policy.h */
+struct limits;				/* policy.h */
+struct image_host;			/* image.h */
+
+struct bundle {
+	const char		*id;		/* 32 lowercase hex digits */
+	const char		*dir;		/* existing bundle directory */
+	const struct image	*image;		/* policy image */
+	/*
+	 * The prepared host image (IMAGE_HOST), or for IMAGE_ROOTFS the
+	 * synthetic etc files.
+	 */
+	const struct image_host	*host;
+	const char		*init;		/* sandbox-init on the host */
+	uint32_t		 uid_base;	/* host uid of container uid 0 */
+	const struct limits	*limits;
+	/* Host dir bound rw at /workspace, or NULL: a tmpfs of disk bytes. */
+	const char		*workspace;
+	const char		*cgroup;	/* cgroupsPath, "/mcpd/<id>" */
+	int			 memsw;		/* the kernel accounts swap */
+};
+
+/* The config.json document, or NULL with a message in err. */
+json_t	*bundle_config(const struct bundle *, char *err, size_t errlen);
+/* Write dir/config.json atomically, mode 0600: 0, or -1 with err. */
+int	 bundle_write(const struct bundle *, char *err, size_t errlen);
+
+/* The linux.seccomp object of every container. */
+json_t	*bundle_seccomp(void);
+
+#endif

@@ -1,0 +1,875 @@
+/*
+ * Images on the host side.
+ *
+ * The "host" image needs no set-up by the admin: a skeleton root that holds
+ * only mountpoints and the host's top-level symbolic links (bin -> usr/bin),
+ * the host's /usr (and any real /lib-like directory) bound read-only over
+ * it, and a synthetic /etc that knows only the sandbox user and the few
+ * host files that runtimes read.  Nothing secret is copied: only files any
+ * user may read, and never what image_etc_never names.
+ *
+ * A rebuild makes a fresh tree and swaps it in by rename.  A tree replaced
+ * that way is deleted only once no process has its root in it: removing a
+ * directory that is a mountpoint in a container's mount namespace silently
+ * detaches that mount there, so deleting a tree in use would pull /usr and
+ * /etc out of running containers.
+ *
+ * Every walk is relative to directory fds and opens with O_NOFOLLOW, so a
+ * symbolic link planted in an image can neither redirect a write nor a
+ * deletion to the host.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "image.h"
+
+#define IMAGE_DEPTH_MAX		16
+#define IMAGE_NEW		".new-"		/* a tree being built */
+#define IMAGE_OLD		".old-"		/* a tree swapped out */
+
+/* Top-level host entries: mirrored when links, bound when directories. */
+static const char *const image_top[] = {
+	"bin", "sbin", "lib", "lib32", "lib64", "libx32",
+};
+
+/*
+ * runc gives a tmpfs the mode of the directory it is mounted on, whatever
+ * its mode= option says: hence a sticky, world-writable tmp.
+ */
+static const struct {
+	const char	*name;
+	mode_t		 mode;
+} image_mountpoints[] = {
+	{ "proc", 0755 }, { "dev", 0755 }, { "sys", 0755 }, { "tmp", 01777 },
+	{ "etc", 0755 }, { "workspace", 0755 }, { "usr", 0755 },
+	{ ".mcpd", 0755 },
+};
+
+/* The synthetic /etc. */
+static const struct {
+	const char	*name;
+	const char	*text;
+} image_etc_text[] = {
+	{ "passwd",
+	    "root:x:0:0:root:/:/bin/sh\n"
+	    "sandbox:x:1000:1000:sandbox:/workspace:/bin/sh\n"
+	    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" },
+	{ "group",
+	    "root:x:0:\n"
+	    "sandbox:x:1000:\n"
+	    "nogroup:x:65534:\n" },
+	{ "hosts",
+	    "127.0.0.1\tlocalhost sandbox\n"
+	    "::1\tlocalhost ip6-localhost ip6-loopback\n" },
+	/* The resolver of the user-mode network, when there is one. */
+	{ "resolv.conf",
+	    "nameserver 10.0.2.3\n" },
+	{ "nsswitch.conf",
+	    "passwd: files\n"
+	    "group: files\n"
+	    "shadow: files\n"
+	    "hosts: files dns\n"
+	    "networks: files\n"
+	    "protocols: files\n"
+	    "services: files\n" },
+};
+
+/*
+ * Host /etc entries runtimes read, copied when present: links as links,
+ * files only when world-readable, directories only when marked as trees.
+ * A name with a wildcard matches entries directly under /etc.
+ */
+static const struct {
+	const char	*path;
+	int		 tree;
+} image_etc_copy[] = {
+	{ "ld.so.cache", 0 },
+	{ "alternatives", 1 },
+	{ "ca-certificates.conf", 0 },
+	{ "gai.conf", 0 },
+	{ "java-*", 1 },
+	{ "localtime", 0 },
+	{ "magic", 0 },
+	{ "magic.mime", 0 },
+	{ "mime.types", 0 },
+	{ "os-release", 0 },
+	{ "protocols", 0 },
+	{ "python3*", 1 },
+	{ "services", 0 },
+	{ "ssl/certs", 1 },
+	{ "ssl/openssl.cnf", 0 },
+	{ "timezone", 0 },
+};
+
+/* Never copied, whatever the table above says and whatever their modes. */
+static const char *const image_etc_never[] = {
+	"ssl/private", "shadow", "shadow-", "gshadow", "gshadow-", "ssh",
+	"sudoers", "sudoers.d", "machine-id",
+};
+
+/* Inside a rootfs image: what the bundle mounts over or binds onto. */
+static const struct {
+	const char	*path;
+	mode_t		 mode;		/* S_IFDIR or S_IFREG, permissions */
+} image_rootfs_need[] = {
+	{ "proc", S_IFDIR | 0755 }, { "dev", S_IFDIR | 0755 },
+	{ "sys", S_IFDIR | 0755 }, { "tmp", S_IFDIR | 01777 },
+	{ "workspace", S_IFDIR | 0755 }, { ".mcpd", S_IFDIR | 0755 },
+	{ ".mcpd/sandbox-init", S_IFREG | 0644 }, { "etc", S_IFDIR | 0755 },
+	{ "etc/passwd", S_IFREG | 0644 }, { "etc/group", S_IFREG | 0644 },
+	{ "etc/hosts", S_IFREG | 0644 }, { "etc/resolv.conf", S_IFREG | 0644 },
+};
+
+__attribute__((__format__(printf, 3, 4)))
+static int
+image_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int
+image_opendir(int dfd, const char *name)
+{
+	return openat(dfd, name,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Root owns everything in an image; a no-op when not running as root. */
+static int
+image_own(int dfd, const char *name)
+{
+	if (geteuid() != 0)
+		return 0;
+	return fchownat(dfd, name, 0, 0, AT_SYMLINK_NOFOLLOW);
+}
+
+static int
+image_mkdir(int dfd, const char *name, mode_t mode)
+{
+	if (mkdirat(dfd, name, 0700) == -1 ||
+	    fchmodat(dfd, name, mode, 0) == -1)
+		return -1;
+	return image_own(dfd, name);
+}
+
+static int
+image_write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t	 n;
+
+	while (len > 0) {
+		if ((n = write(fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Give a new file of the image its mode and owner, and close it. */
+static int
+image_close(int fd, int ok)
+{
+	int	 saved;
+
+	if (ok && fchmod(fd, 0644) == 0 && (geteuid() != 0 ||
+	    fchown(fd, 0, 0) == 0))
+		return close(fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+static int
+image_write(int dfd, const char *name, const char *buf, size_t len)
+{
+	int	 fd;
+
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd == -1)
+		return -1;
+	return image_close(fd, image_write_all(fd, buf, len) == 0);
+}
+
+/* Copy a regular file that anyone may read; other files are skipped. */
+static int
+image_copy_file(int sfd, const char *name, int dfd)
+{
+	struct stat	 st;
+	char		 buf[65536];
+	ssize_t		 n = -1;
+	int		 in, out, saved;
+
+	in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_NOCTTY | O_CLOEXEC);
+	if (in == -1)
+		return errno == ENOENT || errno == ELOOP ? 0 : -1;
+	if (fstat(in, &st) == -1) {
+		saved = errno;
+		close(in);
+		errno = saved;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_mode & S_IROTH) == 0) {
+		close(in);
+		return 0;		/* not for everyone's eyes */
+	}
+	out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (out != -1)
+		while ((n = read(in, buf, sizeof(buf))) != 0)
+			if ((n == -1 && errno != EINTR) || (n > 0 &&
+			    image_write_all(out, buf, n) == -1)) {
+				n = -1;
+				break;
+			}
+	saved = errno;
+	close(in);
+	errno = saved;
+	if (out == -1)
+		return -1;
+	return image_close(out, n == 0);
+}
+
+static int
+image_never(const char *rel)
+{
+	size_t	 i, n;
+
+	for (i = 0; i < nitems(image_etc_never); i++) {
+		n = strlen(image_etc_never[i]);
+		if (strncmp(rel, image_etc_never[i], n) == 0 &&
+		    (rel[n] == '\0' || rel[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Copy sfd/name to dfd/name; rel is its path under /etc, for the never
+ * list and for messages.  Directories are copied only as trees, and only
+ * when anyone may list them.
+ */
+static int
+image_copy(int sfd, int dfd, const char *name, const char *rel, int tree,
+    int depth, char *err, size_t errlen)
+{
+	struct stat	 st;
+	struct dirent	*de;
+	DIR		*d;
+	char		 link[PATH_MAX], sub[PATH_MAX];
+	ssize_t		 n;
+	int		 s, t, r = 0;
+
+	if (image_never(rel))
+		return 0;
+	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		return image_err(err, errlen, "/etc/%s: %s", rel,
+		    strerror(errno));
+	}
+	if (S_ISLNK(st.st_mode)) {
+		if ((n = readlinkat(sfd, name, link, sizeof(link))) == -1 ||
+		    (size_t)n >= sizeof(link))
+			return image_err(err, errlen, "/etc/%s: cannot read "
+			    "link", rel);
+		link[n] = '\0';
+		if (symlinkat(link, dfd, name) == -1 || image_own(dfd, name))
+			return image_err(err, errlen, "/etc/%s: %s", rel,
+			    strerror(errno));
+		return 0;
+	}
+	if (S_ISREG(st.st_mode)) {
+		if (image_copy_file(sfd, name, dfd) == -1)
+			return image_err(err, errlen, "/etc/%s: %s", rel,
+			    strerror(errno));
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode) || !tree || depth >= IMAGE_DEPTH_MAX ||
+	    (st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH))
+		return 0;
+
+	if ((s = image_opendir(sfd, name)) == -1)
+		return errno == ENOENT ? 0 : image_err(err, errlen,
+		    "/etc/%s: %s", rel, strerror(errno));
+	if (image_mkdir(dfd, name, 0755) == -1 ||
+	    (t = image_opendir(dfd, name)) == -1) {
+		close(s);
+		return image_err(err, errlen, "/etc/%s: %s", rel,
+		    strerror(errno));
+	}
+	if ((d = fdopendir(s)) == NULL) {
+		close(s);
+		close(t);
+		return image_err(err, errlen, "/etc/%s: %s", rel,
+		    strerror(errno));
+	}
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", rel,
+		    de->d_name) >= sizeof(sub))
+			continue;
+		r = image_copy(dirfd(d), t, de->d_name, sub, 1, depth + 1,
+		    err, errlen);
+	}
+	closedir(d);
+	close(t);
+	return r;
+}
+
+/* Copy one table entry "dir/name" of the host's /etc into etc. */
+static int
+image_copy_entry(int hostetc, int etc, const char *path, int tree,
+    char *err, size_t errlen)
+{
+	char	 parent[PATH_MAX];
+	char	*slash;
+	int	 s, t, r;
+
+	if (str_copy(parent, path, sizeof(parent)) == -1)
+		return 0;
+	if ((slash = strchr(parent, '/')) == NULL)
+		return image_copy(hostetc, etc, path, path, tree, 0, err,
+		    errlen);
+
+	/* One level of directory, made in the copy as in the host. */
+	*slash = '\0';
+	if (image_never(parent))
+		return 0;
+	if ((s = image_opendir(hostetc, parent)) == -1)
+		return 0;
+	if ((image_mkdir(etc, parent, 0755) == -1 && errno != EEXIST) ||
+	    (t = image_opendir(etc, parent)) == -1) {
+		close(s);
+		return image_err(err, errlen, "etc/%s: %s", parent,
+		    strerror(errno));
+	}
+	r = image_copy(s, t, slash + 1, path, tree, 1, err, errlen);
+	close(s);
+	close(t);
+	return r;
+}
+
+static int
+image_build_etc(int tree, char *err, size_t errlen)
+{
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 i;
+	int		 etc, host, r = 0;
+
+	if (image_mkdir(tree, "etc", 0755) == -1 ||
+	    (etc = image_opendir(tree, "etc")) == -1)
+		return image_err(err, errlen, "etc: %s", strerror(errno));
+	for (i = 0; i < nitems(image_etc_text); i++)
+		if (image_write(etc, image_etc_text[i].name,
+		    image_etc_text[i].text,
+		    strlen(image_etc_text[i].text)) == -1) {
+			close(etc);
+			return image_err(err, errlen, "etc/%s: %s",
+			    image_etc_text[i].name, strerror(errno));
+		}
+
+	if ((host = open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		close(etc);
+		return image_err(err, errlen, "/etc: %s", strerror(errno));
+	}
+	for (i = 0; r == 0 && i < nitems(image_etc_copy); i++) {
+		if (strpbrk(image_etc_copy[i].path, "*?[") == NULL) {
+			r = image_copy_entry(host, etc, image_etc_copy[i].path,
+			    image_etc_copy[i].tree, err, errlen);
+			continue;
+		}
+		if ((d = opendir("/etc")) == NULL) {
+			r = image_err(err, errlen, "/etc: %s", strerror(errno));
+			break;
+		}
+		while (r == 0 && (de = readdir(d)) != NULL)
+			if (de->d_name[0] != '.' && fnmatch(
+			    image_etc_copy[i].path, de->d_name, 0) == 0)
+				r = image_copy(host, etc, de->d_name,
+				    de->d_name, image_etc_copy[i].tree, 0,
+				    err, errlen);
+		closedir(d);
+	}
+	close(host);
+	close(etc);
+	return r;
+}
+
+static int
+image_build_rootfs(int tree, struct image_host *ih, char *err,
+    size_t errlen)
+{
+	struct stat	 st;
+	char		 host[64], link[PATH_MAX];
+	ssize_t		 n;
+	size_t		 i;
+	int		 root, fd;
+
+	if (image_mkdir(tree, "rootfs", 0755) == -1 ||
+	    (root = image_opendir(tree, "rootfs")) == -1)
+		return image_err(err, errlen, "rootfs: %s", strerror(errno));
+
+	ih->nbinds = 0;
+	str_copy(ih->binds[ih->nbinds++], "/usr", sizeof(ih->binds[0]));
+	for (i = 0; i < nitems(image_top); i++) {
+		snprintf(host, sizeof(host), "/%s", image_top[i]);
+		if (lstat(host, &st) == -1) {
+			if (errno == ENOENT)
+				continue;
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if ((n = readlink(host, link, sizeof(link))) == -1)
+				goto fail;
+			if ((size_t)n >= sizeof(link)) {
+				errno = ENAMETOOLONG;
+				goto fail;
+			}
+			link[n] = '\0';
+			if (symlinkat(link, root, image_top[i]) == -1 ||
+			    image_own(root, image_top[i]) == -1)
+				goto fail;
+		} else if (S_ISDIR(st.st_mode)) {
+			if (ih->nbinds == IMAGE_MAX_BINDS) {
+				errno = E2BIG;
+				goto fail;
+			}
+			if (image_mkdir(root, image_top[i], 0755) == -1)
+				goto fail;
+			str_copy(ih->binds[ih->nbinds++], host,
+			    sizeof(ih->binds[0]));
+		}
+	}
+	for (i = 0; i < nitems(image_mountpoints); i++)
+		if (image_mkdir(root, image_mountpoints[i].name,
+		    image_mountpoints[i].mode) == -1)
+			goto fail;
+
+	/* The mountpoint of sandbox-init's bind. */
+	if ((fd = image_opendir(root, ".mcpd")) == -1)
+		goto fail;
+	if (image_write(fd, "sandbox-init", "", 0) == -1) {
+		close(fd);
+		goto fail;
+	}
+	close(fd);
+	close(root);
+	return 0;
+ fail:
+	close(root);
+	return image_err(err, errlen, "rootfs: %s", strerror(errno));
+}
+
+static uint64_t
+image_mount_id(int fd, const struct stat *st)
+{
+	struct statx	 sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 &&
+	    (sx.stx_mask & STATX_MNT_ID))
+		return sx.stx_mnt_id;
+	return (uint64_t)st->st_dev | (1ULL << 63);
+}
+
+/*
+ * Remove dfd/name and everything below it.  Never follows a link, and
+ * never descends into another mount: something mounted in a tree of ours
+ * is not ours to delete.
+ */
+static int
+image_rmtree(int dfd, const char *name, uint64_t mnt, int depth)
+{
+	struct stat	 st;
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd, r = 0;
+
+	if (depth > IMAGE_DEPTH_MAX) {
+		errno = ELOOP;
+		return -1;
+	}
+	if ((fd = image_opendir(dfd, name)) == -1) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			return unlinkat(dfd, name, 0);
+		return errno == ENOENT ? 0 : -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		close(fd);
+		return -1;
+	}
+	if (image_mount_id(fd, &st) != mnt) {
+		close(fd);
+		errno = EXDEV;
+		return -1;
+	}
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN)
+			r = image_rmtree(dirfd(d), de->d_name, mnt, depth + 1);
+		else if (unlinkat(dirfd(d), de->d_name, 0) == -1 &&
+		    errno != ENOENT)
+			r = -1;
+	}
+	closedir(d);
+	if (r == -1)
+		return -1;
+	if (unlinkat(dfd, name, AT_REMOVEDIR) == -1 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+/* The real uid of process pid, from its status (no ptrace needed); -1. */
+static long
+image_proc_uid(int procfd, const char *pid)
+{
+	char	 path[NAME_MAX + 16], buf[1024];
+	char	*u;
+	ssize_t	 n;
+	long	 uid = -1;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "%s/status", pid);
+	if ((fd = openat(procfd, path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		if ((u = strstr(buf, "\nUid:")) != NULL)
+			uid = strtol(u + 5, NULL, 10);
+	}
+	return uid;
+}
+
+/*
+ * Whether any process has its root directory in tree/rootfs.  A process
+ * that even root may not inspect counts as a user of the tree, unless it
+ * runs as host root: no process of a container ever does.
+ */
+static int
+image_in_use(int dfd, const char *tree)
+{
+	struct stat	 root, st;
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[NAME_MAX + 16];
+	int		 fd, used = 0;
+
+	if ((fd = image_opendir(dfd, tree)) == -1)
+		return 0;
+	if (fstatat(fd, "rootfs", &root, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !S_ISDIR(root.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	if ((d = opendir("/proc")) == NULL)
+		return 1;		/* cannot tell: keep it */
+	while (!used && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/root", de->d_name);
+		if (fstatat(dirfd(d), path, &st, 0) == 0)
+			used = st.st_dev == root.st_dev &&
+			    st.st_ino == root.st_ino;
+		else if (errno != ENOENT && errno != ESRCH)
+			used = image_proc_uid(dirfd(d), de->d_name) != 0;
+	}
+	closedir(d);
+	return used;
+}
+
+/*
+ * Remove leftovers: trees of builds that never finished, and swapped-out
+ * trees that no container uses any more.
+ */
+static void
+image_sweep(int dfd, uint64_t mnt)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd;
+
+	/* Not dup(): that would share, and exhaust, dfd's offset. */
+	if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, IMAGE_NEW, strlen(IMAGE_NEW)) == 0 ||
+		    (strncmp(de->d_name, IMAGE_OLD, strlen(IMAGE_OLD)) == 0 &&
+		    !image_in_use(dfd, de->d_name)))
+			(void)image_rmtree(dfd, de->d_name, mnt, 0);
+	}
+	closedir(d);
+}
+
+/* Put tree/name in place of dfd/name; the old one goes into tree. */
+static int
+image_swap(int tree, int dfd, const char *name)
+{
+	if (renameat2(tree, name, dfd, name, RENAME_EXCHANGE) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	return renameat2(tree, name, dfd, name, RENAME_NOREPLACE);
+}
+
+static int
+image_mkdirs(const char *path)
+{
+	char	 p[PATH_MAX];
+	char	*s;
+
+	if (str_copy(p, path, sizeof(p)) == -1) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (s = p + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(p, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int
+image_host_prepare(const char *dir, struct image_host *ih, char *err,
+    size_t errlen)
+{
+	struct stat	 st;
+	char		 tmpl[PATH_MAX], old[NAME_MAX + 1];
+	const char	*base;
+	uint64_t	 mnt;
+	int		 dfd, tree = -1, r;
+
+	memset(ih, 0, sizeof(*ih));
+	if (dir == NULL || dir[0] != '/')
+		return image_err(err, errlen, "image directory must be "
+		    "absolute");
+	if ((size_t)snprintf(ih->rootfs, sizeof(ih->rootfs), "%s/rootfs",
+	    dir) >= sizeof(ih->rootfs) ||
+	    (size_t)snprintf(ih->etc, sizeof(ih->etc), "%s/etc", dir) >=
+	    sizeof(ih->etc) ||
+	    (size_t)snprintf(tmpl, sizeof(tmpl), "%s/" IMAGE_NEW "XXXXXX",
+	    dir) >= sizeof(tmpl))
+		return image_err(err, errlen, "%s: path too long", dir);
+
+	if (image_mkdirs(dir) == -1)
+		return image_err(err, errlen, "%s: %s", dir, strerror(errno));
+	if ((dfd = image_opendir(AT_FDCWD, dir)) == -1)
+		return image_err(err, errlen, "%s: %s", dir, strerror(errno));
+	if (fstat(dfd, &st) == -1 || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(dfd);
+		return image_err(err, errlen, "%s: not owned by us or "
+		    "writable by others", dir);
+	}
+	mnt = image_mount_id(dfd, &st);
+	image_sweep(dfd, mnt);
+
+	if (mkdtemp(tmpl) == NULL) {
+		image_err(err, errlen, "%s: %s", tmpl, strerror(errno));
+		goto fail;
+	}
+	base = strrchr(tmpl, '/') + 1;
+	if ((tree = image_opendir(dfd, base)) == -1) {
+		image_err(err, errlen, "%s: %s", tmpl, strerror(errno));
+		goto fail;
+	}
+	if (image_build_rootfs(tree, ih, err, errlen) == -1 ||
+	    image_build_etc(tree, err, errlen) == -1)
+		goto fail;
+	if (syncfs(tree) == -1) {
+		image_err(err, errlen, "%s: %s", tmpl, strerror(errno));
+		goto fail;
+	}
+
+	/*
+	 * etc first: a container started between the two renames gets the
+	 * old root, whose tree then stays until that container is gone.
+	 */
+	r = image_swap(tree, dfd, "etc");
+	if (r == 0)
+		r = image_swap(tree, dfd, "rootfs");
+	if (r == -1)
+		image_err(err, errlen, "%s: swap: %s", dir, strerror(errno));
+	/* What was swapped out may be in use: it waits for image_sweep(). */
+	snprintf(old, sizeof(old), IMAGE_OLD "%s", base + strlen(IMAGE_NEW));
+	if (renameat(dfd, base, dfd, old) == -1 && r == 0)
+		r = image_err(err, errlen, "%s: %s", tmpl, strerror(errno));
+	(void)fsync(dfd);
+	close(tree);
+	image_sweep(dfd, mnt);
+	close(dfd);
+	return r;
+
+ fail:
+	if (tree != -1)
+		close(tree);
+	/* A half-built tree, never used by anyone. */
+	image_sweep(dfd, mnt);
+	close(dfd);
+	return -1;
+}
+
+/* Make a missing entry of image_rootfs_need. */
+static int
+image_rootfs_make(int pfd, const char *name, mode_t mode)
+{
+	int	 fd, saved;
+
+	if (S_ISDIR(mode))
+		return image_mkdir(pfd, name, mode & 07777);
+	fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd == -1)
+		return -1;
+	if (fchmod(fd, mode & 07777) == -1 ||
+	    (geteuid() == 0 && fchown(fd, 0, 0) == -1)) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return close(fd);
+}
+
+/*
+ * Check, or with create complete, each entry of image_rootfs_need.
+ * Parents are opened with O_NOFOLLOW, entries looked at without following
+ * links, and made with O_EXCL: a link is never written through.
+ */
+static int
+image_rootfs_pass(int root, const char *path, int create, char *err,
+    size_t errlen)
+{
+	struct stat	 st;
+	const char	*name, *slash, *what;
+	char		 parent[64];
+	mode_t		 want;
+	size_t		 i;
+	int		 pfd, r;
+
+	for (i = 0; i < nitems(image_rootfs_need); i++) {
+		name = image_rootfs_need[i].path;
+		want = image_rootfs_need[i].mode;
+		what = S_ISDIR(want) ? "directory" : "regular file";
+		pfd = root;
+		if ((slash = strchr(name, '/')) != NULL) {
+			snprintf(parent, sizeof(parent), "%.*s",
+			    (int)(slash - name), name);
+			pfd = openat(root, parent, O_PATH | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (pfd == -1 && errno == ENOENT && !create)
+				continue;	/* made in the second pass */
+			if (pfd == -1)
+				return image_err(err, errlen, "%s/%s: %s",
+				    path, parent, strerror(errno));
+			name = slash + 1;
+		}
+		r = 0;
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (S_ISLNK(st.st_mode))
+				r = image_err(err, errlen, "%s/%s: is a "
+				    "symbolic link", path,
+				    image_rootfs_need[i].path);
+			else if ((st.st_mode & S_IFMT) != (want & S_IFMT))
+				r = image_err(err, errlen, "%s/%s: not a %s",
+				    path, image_rootfs_need[i].path, what);
+			/* A tmp without the sticky bit would be a /tmp the
+			 * sandbox user cannot write: runc copies the mode. */
+			else if (create && (want & S_ISVTX) &&
+			    (st.st_mode & 07777) != (want & 07777) &&
+			    fchmodat(pfd, name, want & 07777, 0) == -1)
+				r = image_err(err, errlen, "%s/%s: %s", path,
+				    image_rootfs_need[i].path,
+				    strerror(errno));
+		} else if (errno != ENOENT)
+			r = image_err(err, errlen, "%s/%s: %s", path,
+			    image_rootfs_need[i].path, strerror(errno));
+		else if (create && image_rootfs_make(pfd, name, want) == -1)
+			r = image_err(err, errlen, "%s/%s: %s", path,
+			    image_rootfs_need[i].path, strerror(errno));
+		if (pfd != root)
+			close(pfd);
+		if (r == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+image_rootfs_check(const char *path, char *err, size_t errlen)
+{
+	struct stat	 lst, st;
+	int		 root, r;
+
+	if (path == NULL || path[0] != '/')
+		return image_err(err, errlen, "rootfs path must be absolute");
+	if (lstat(path, &lst) == -1)
+		return image_err(err, errlen, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(lst.st_mode))
+		return image_err(err, errlen, "%s: not a directory", path);
+	if ((root = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return image_err(err, errlen, "%s: %s", path, strerror(errno));
+	if (fstat(root, &st) == -1 || st.st_dev != lst.st_dev ||
+	    st.st_ino != lst.st_ino) {
+		close(root);
+		return image_err(err, errlen, "%s: changed while checked",
+		    path);
+	}
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(root);
+		return image_err(err, errlen, "%s: must be owned by root and "
+		    "writable by no one else", path);
+	}
+	/* Refuse before changing anything, then complete. */
+	r = image_rootfs_pass(root, path, 0, err, errlen);
+	if (r == 0)
+		r = image_rootfs_pass(root, path, 1, err, errlen);
+	close(root);
+	return r;
+}
