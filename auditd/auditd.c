@@ -1,7 +1,9 @@
 /*
  * mcp-auditd: the audit daemon.  It listens on its own socket for mcpd and
- * sandboxd, records who they are from SO_PEERCRED, and runs as its own
- * unprivileged user under Landlock and a seccomp allowlist.
+ * sandboxd, appends their records to its database with who sent them as
+ * SO_PEERCRED says (never as the record says), acknowledges each after its
+ * commit, and runs as its own unprivileged user under Landlock and a
+ * seccomp allowlist.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include "acl.h"
+#include "auditbody.h"
+#include "auditd.h"
 #include "daemon.h"
 #include "log.h"
 #include "policy.h"
@@ -23,9 +27,109 @@
 #include "util.h"
 
 #define AUDITD_MAXCONNS		64
+#define AUDITD_BATCH_MAX	1024
 
 static struct daemon	 auditd;
 static struct acl	 auditd_acl;
+static TAILQ_HEAD(, pending_record) queue = TAILQ_HEAD_INITIALIZER(queue);
+static size_t		 nqueued;
+static struct event	*ev_commit;
+
+static void
+record_free(struct pending_record *r)
+{
+	free(r->body);
+	free(r);
+}
+
+static void
+auditd_ack(struct pending_record *r, const char *error)
+{
+	struct audit_ack	 ack;
+
+	if (r->from == NULL)
+		return;
+	memset(&ack, 0, sizeof(ack));
+	ack.seq = r->seq;
+	if (error != NULL)
+		str_copy(ack.error, error, sizeof(ack.error));
+	conn_compose(r->from, IMSG_AUDIT_ACK, r->peerid, -1, &ack,
+	    sizeof(ack));
+}
+
+/* Commit what arrived since the last commit, then acknowledge it. */
+static void
+auditd_commit(evutil_socket_t fd, short events, void *arg)
+{
+	struct pending_record	*batch[AUDITD_BATCH_MAX], *r;
+	char			 err[SBX_MSG_MAX];
+	size_t			 n, i;
+	int			 rv;
+
+	while (!TAILQ_EMPTY(&queue)) {
+		n = 0;
+		TAILQ_FOREACH(r, &queue, entry) {
+			if (n == AUDITD_BATCH_MAX)
+				break;
+			batch[n++] = r;
+		}
+		if ((rv = store_commit(batch, n, err, sizeof(err))) == -1)
+			log_warnx("%s: %zu records not committed", err, n);
+		for (i = 0; i < n; i++) {
+			TAILQ_REMOVE(&queue, batch[i], entry);
+			nqueued--;
+			auditd_ack(batch[i], rv == -1 ? err : NULL);
+			record_free(batch[i]);
+		}
+	}
+}
+
+static void
+auditd_record(struct conn *c, struct imsg *imsg)
+{
+	struct audit_record	 ar;
+	struct pending_record	*r;
+	const char		*ev, *oc, *why;
+
+	if (imsg->datalen < sizeof(ar)) {
+		conn_close(c, "malformed audit record");
+		return;
+	}
+	memcpy(&ar, imsg->data, sizeof(ar));
+	if (ar.bodylen != imsg->datalen - sizeof(ar) ||
+	    ar.bodylen > AUDIT_BODY_MAX ||
+	    memchr(ar.tenant, '\0', sizeof(ar.tenant)) == NULL ||
+	    memchr(ar.sandbox, '\0', sizeof(ar.sandbox)) == NULL ||
+	    (ev = audit_event_name(ar.event)) == NULL ||
+	    (oc = audit_outcome_name(ar.outcome)) == NULL) {
+		conn_close(c, "malformed audit record (event %u, outcome %u, "
+		    "body %u of %zu bytes)", ar.event, ar.outcome, ar.bodylen,
+		    imsg->datalen - sizeof(ar));
+		return;
+	}
+	if ((why = audit_body_check((const char *)imsg->data + sizeof(ar),
+	    ar.bodylen)) != NULL) {
+		conn_close(c, "malformed audit record body: %s", why);
+		return;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->from = c;
+	r->peerid = imsg->hdr.peerid;
+	str_copy(r->role, proto_role_name(c->role), sizeof(r->role));
+	r->pid = c->cred.pid;
+	r->uid = c->cred.uid;
+	memcpy(r->tenant, ar.tenant, sizeof(r->tenant));
+	memcpy(r->sandbox, ar.sandbox, sizeof(r->sandbox));
+	r->event = ev;
+	r->outcome = oc;
+	r->bodylen = ar.bodylen;
+	r->body = xmalloc(ar.bodylen + 1);
+	memcpy(r->body, (const char *)imsg->data + sizeof(ar), ar.bodylen);
+	TAILQ_INSERT_TAIL(&queue, r, entry);
+	nqueued++;
+	/* After this loop turn: all that arrived meanwhile commits at once. */
+	event_active(ev_commit, EV_TIMEOUT, 0);
+}
 
 static const char *
 auditd_allow(const struct ucred *uc, uint32_t role, char *why, size_t len,
@@ -43,6 +147,12 @@ auditd_up(struct conn *c)
 static void
 auditd_down(struct conn *c, const char *why)
 {
+	struct pending_record	*r;
+
+	/* Its records still commit; only the acknowledgements go. */
+	TAILQ_FOREACH(r, &queue, entry)
+		if (r->from == c)
+			r->from = NULL;
 }
 
 static void
@@ -51,6 +161,13 @@ auditd_dispatch(struct conn *c, struct imsg *imsg)
 	switch (imsg->hdr.type) {
 	case IMSG_PING:
 		conn_pong(c, imsg, ROLE_AUDITD, PING_OK);
+		break;
+	case IMSG_AUDIT_RECORD:
+		if (c->role == ROLE_MCPCTL) {
+			conn_close(c, "mcpctl may not write records");
+			return;
+		}
+		auditd_record(c, imsg);
 		break;
 	default:
 		conn_close(c, "unexpected message type %u", imsg->hdr.type);
@@ -65,22 +182,61 @@ static const struct conn_ops auditd_ops = {
 	.down = auditd_down,
 };
 
+/* Beyond the base set: the database. */
+static const struct priv_syscall auditd_syscalls[] = {
+	SC(openat), SC(unlink), SC(fsync), SC(fdatasync), SC(pread64),
+	SC(pwrite64), SC(ftruncate), SC(fchown), SC(fchmod), SC(access),
+	SC(faccessat), SC(faccessat2), SC(readlink), SC(getcwd), SC(statfs),
+	SC(fstatfs), SC(mprotect),
+};
+
 static void
-auditd_sandbox(const struct policy *conf, const char *confdir, int fd)
+auditd_sandbox(const struct policy *conf, const char *confdir, int fd,
+    const char *dbdir)
 {
+	struct priv_syscall	*list;
 	const struct priv_path	 paths[] = {
 		{ confdir, LL_READ },
-		{ conf->state_dir, LL_READ | LL_WRITE },
+		{ dbdir, LL_READ | LL_WRITE },
 	};
+	size_t			 n;
 
 	if (auditd.privileged)
 		priv_drop(conf->audit.uid, conf->audit.gid);
 	/* Clients check that auditd's uid answers: listen as that uid. */
 	if (sock_listen(fd) == -1)
 		fatalx("cannot listen on %s", conf->audit.socket);
+	/* Opened as the audit user, so its files are that user's. */
+	if (store_open(conf->audit.database) == -1)
+		fatalx("cannot open the audit database %s",
+		    conf->audit.database);
 	priv_no_new_privs();
 	priv_landlock(paths, nitems(paths), NULL, 0, 0);
-	priv_seccomp(priv_base_syscalls, priv_nbase_syscalls);
+	n = priv_nbase_syscalls + nitems(auditd_syscalls);
+	list = xcalloc(n, sizeof(*list));
+	memcpy(list, priv_base_syscalls, priv_nbase_syscalls * sizeof(*list));
+	memcpy(list + priv_nbase_syscalls, auditd_syscalls,
+	    sizeof(auditd_syscalls));
+	priv_seccomp(list, n);
+	free(list);
+}
+
+/* The database's directory, the audit user's alone. */
+static void
+auditd_dbdir(const struct policy *conf, char *dir, size_t len)
+{
+	char	*p;
+
+	if (str_copy(dir, conf->audit.database, len) == -1 ||
+	    (p = strrchr(dir, '/')) == NULL)
+		fatalx("%s: bad database path", conf->audit.database);
+	*p = '\0';
+	if (dir[0] == '\0')
+		strcpy(dir, "/");
+	daemon_mkdir(dir, 0750);
+	if (auditd.privileged && chown(dir, conf->audit.uid,
+	    conf->audit.gid) == -1)
+		fatal("chown %s", dir);
 }
 
 int
@@ -89,6 +245,7 @@ main(int argc, char *argv[])
 	struct proc_settings	 set;
 	struct listener		*l;
 	struct policy		*conf;
+	char			 dbdir[PATH_MAX];
 	int			 fd;
 
 	daemon_init(&auditd, "mcp-auditd", argc, argv);
@@ -101,11 +258,15 @@ main(int argc, char *argv[])
 	daemon_start(&auditd);
 	daemon_mkdir(conf->run_dir, 0755);
 	daemon_mkdir(conf->state_dir, 0755);
+	auditd_dbdir(conf, dbdir, sizeof(dbdir));
 	fd = daemon_listen_unix(&auditd, "auditd", conf->audit.socket, 0660,
 	    auditd.privileged ? conf->audit.uid : (uid_t)-1,
 	    auditd.privileged ? conf->group_gid : (gid_t)-1);
 
-	auditd_sandbox(conf, auditd.confdir, fd);
+	auditd_sandbox(conf, auditd.confdir, fd, dbdir);
+	if ((ev_commit = event_new(auditd.base, -1, 0, auditd_commit, NULL)) ==
+	    NULL)
+		fatalx("cannot create the commit event");
 
 	memset(&set, 0, sizeof(set));
 	set.self = ROLE_AUDITD;
@@ -116,6 +277,10 @@ main(int argc, char *argv[])
 	daemon_ready(&auditd, "listening on %s", conf->audit.socket);
 	daemon_loop(&auditd);
 
+	/* Acknowledged or not, nothing received is dropped. */
+	auditd_commit(-1, 0, NULL);
+	event_free(ev_commit);
+	store_close();
 	listener_free(l);
 	daemon_free(&auditd);
 	return 0;

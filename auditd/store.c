@@ -1,0 +1,147 @@
+/*
+ * The audit store: records appended to SQLite, in WAL mode with
+ * synchronous=FULL, and acknowledged only once their transaction has
+ * committed.  Records that arrive together are committed together (group
+ * commit), so throughput does not pay one fsync per record.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "auditd.h"
+#include "log.h"
+#include "util.h"
+
+#define STORE_SCHEMA	1
+
+static sqlite3		*db;
+static sqlite3_stmt	*st_insert;
+
+static const char store_ddl[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA synchronous=FULL;"
+	"CREATE TABLE IF NOT EXISTS meta ("
+	"  key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;"
+	"CREATE TABLE IF NOT EXISTS records ("
+	"  seq INTEGER PRIMARY KEY,"
+	"  time INTEGER NOT NULL,"		/* ns since the epoch */
+	"  role TEXT NOT NULL,"
+	"  pid INTEGER NOT NULL,"
+	"  uid INTEGER NOT NULL,"
+	"  tenant TEXT NOT NULL,"
+	"  sandbox TEXT NOT NULL,"
+	"  event TEXT NOT NULL,"
+	"  outcome TEXT NOT NULL,"
+	"  body BLOB NOT NULL) STRICT;"
+	"INSERT OR IGNORE INTO meta VALUES ('schema', 1);";
+
+int
+store_open(const char *path)
+{
+	char		*err = NULL;
+	sqlite3_stmt	*st;
+	int		 v = 0;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		log_warnx("%s: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	sqlite3_busy_timeout(db, 5000);
+	if (sqlite3_exec(db, store_ddl, NULL, NULL, &err) != SQLITE_OK) {
+		log_warnx("%s: %s", path, err);
+		sqlite3_free(err);
+		return -1;
+	}
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = "
+	    "'schema'", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (v != STORE_SCHEMA) {
+		log_warnx("%s: schema %d, expected %d", path, v, STORE_SCHEMA);
+		return -1;
+	}
+	if (sqlite3_prepare_v3(db, "INSERT INTO records (time, role, pid, "
+	    "uid, tenant, sandbox, event, outcome, body) VALUES "
+	    "(?,?,?,?,?,?,?,?,?)", -1, SQLITE_PREPARE_PERSISTENT, &st_insert,
+	    NULL) != SQLITE_OK) {
+		log_warnx("%s: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+void
+store_close(void)
+{
+	if (st_insert != NULL)
+		sqlite3_finalize(st_insert);
+	if (db != NULL)
+		sqlite3_close(db);
+	st_insert = NULL;
+	db = NULL;
+}
+
+static int64_t
+now_ns(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int
+store_insert(struct pending_record *r)
+{
+	sqlite3_reset(st_insert);
+	sqlite3_bind_int64(st_insert, 1, now_ns());
+	sqlite3_bind_text(st_insert, 2, r->role, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st_insert, 3, r->pid);
+	sqlite3_bind_int64(st_insert, 4, r->uid);
+	sqlite3_bind_text(st_insert, 5, r->tenant, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st_insert, 6, r->sandbox, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st_insert, 7, r->event, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st_insert, 8, r->outcome, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(st_insert, 9, r->body, (int)r->bodylen,
+	    SQLITE_STATIC);
+	if (sqlite3_step(st_insert) != SQLITE_DONE)
+		return -1;
+	r->seq = (uint64_t)sqlite3_last_insert_rowid(db);
+	return 0;
+}
+
+/*
+ * Commit a batch in one transaction.  On failure nothing of it is kept and
+ * every record gets seq 0 and the reason.
+ */
+int
+store_commit(struct pending_record **batch, size_t n, char *err,
+    size_t errlen)
+{
+	size_t	 i;
+
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	for (i = 0; i < n; i++)
+		if (store_insert(batch[i]) == -1) {
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			goto fail;
+		}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		goto fail;
+	}
+	return 0;
+ fail:
+	snprintf(err, errlen, "audit database: %s", sqlite3_errmsg(db));
+	for (i = 0; i < n; i++)
+		batch[i]->seq = 0;
+	return -1;
+}
