@@ -38,7 +38,7 @@
 #define DEFAULT_SANDBOX_INIT	LIBEXECDIR "/mcpd/sandbox-init"
 #define DEFAULT_SANDBOX_SOCK	"sandboxd.sock"	/* in the run directory */
 #define DEFAULT_AUDIT_SOCK	"auditd.sock"	/* in the run directory */
-#define DEFAULT_AUDIT_DB	"audit.db"	/* in the state directory */
+#define DEFAULT_AUDIT_DB	"audit/audit.db" /* in the state directory */
 #define DEFAULT_UNIX_MODE	0660
 #define DEFAULT_POOL		2
 #define HOST_IMAGE		"host"

@@ -1,20 +1,30 @@
 /*
- * mcp-sandboxd: the privileged daemon, and the only one that will run
- * containers.  It serves mcpd and mcpctl on its socket and keeps a
- * connection to auditd, through which it relays mcpd's pings.
+ * mcp-sandboxd: the privileged daemon, and the only one that runs
+ * containers.  It serves mcpd and mcpctl on its socket, records every
+ * operation with auditd, and relays mcpd's pings to auditd.
+ *
+ * At start it forks its privileged helper (priv.c), which keeps root and
+ * runs runc; the main process then confines itself with Landlock and a
+ * seccomp allowlist without execve or mount, and serves requests.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <sodium.h>
 
 #include "acl.h"
+#include "auditbody.h"
 #include "daemon.h"
 #include "log.h"
 #include "policy.h"
@@ -23,6 +33,8 @@
 #include "proto.h"
 #include "sock.h"
 #include "util.h"
+#include "job.h"
+#include "sandboxd.h"
 
 #define SANDBOXD_MAXCONNS	256
 #define RELAY_TIMEOUT_MS	5000
@@ -38,10 +50,12 @@ struct relay {
 };
 
 static struct daemon		 sandboxd;
+static struct sandboxd		 sandboxd_state;
 static struct acl		 sandboxd_acl;
-static struct client		*sandboxd_auditd;
 static TAILQ_HEAD(, relay)	 relays = TAILQ_HEAD_INITIALIZER(relays);
 static uint32_t			 relay_next_id = 1;
+static pid_t			 priv_pid;
+static int			 start_recorded;
 
 static void
 relay_free(struct relay *r)
@@ -89,7 +103,7 @@ sandboxd_ping(struct conn *c, struct imsg *imsg)
 		conn_pong(c, imsg, ROLE_SANDBOXD, PING_OK);
 		return;
 	}
-	if ((audit = client_conn(sandboxd_auditd)) == NULL) {
+	if ((audit = client_conn(sbd->auditd)) == NULL) {
 		conn_pong(c, imsg, ROLE_SANDBOXD, PING_UNREACHABLE);
 		return;
 	}
@@ -120,6 +134,12 @@ sandboxd_allow(const struct ucred *uc, uint32_t role, char *why, size_t len,
 static void
 sandboxd_up_mcpd(struct conn *c)
 {
+	struct client	*cl;
+
+	cl = xcalloc(1, sizeof(*cl));
+	cl->c = c;
+	TAILQ_INIT(&cl->jobs);
+	c->data = cl;
 }
 
 static void
@@ -133,19 +153,24 @@ sandboxd_down_mcpd(struct conn *c, const char *why)
 		if (r->from == c)
 			relay_free(r);
 	}
+	job_conn_down(c);
 }
 
 static void
 sandboxd_dispatch_mcpd(struct conn *c, struct imsg *imsg)
 {
-	switch (imsg->hdr.type) {
-	case IMSG_PING:
+	if (imsg->hdr.type == IMSG_PING) {
 		sandboxd_ping(c, imsg);
-		break;
-	default:
-		conn_close(c, "unexpected message type %u", imsg->hdr.type);
-		break;
+		return;
 	}
+	if (imsg->hdr.type < IMSG_SBX_CREATE ||
+	    imsg->hdr.type > IMSG_SBX_CANCEL) {
+		conn_close(c, "unexpected message type %u", imsg->hdr.type);
+		return;
+	}
+	if (sbd->shutting_down)
+		return;
+	job_dispatch(c, imsg);
 }
 
 static const struct conn_ops sandboxd_mcpd_ops = {
@@ -168,7 +193,23 @@ sandboxd_allow_auditd(const struct ucred *uc, uint32_t role, char *why,
 static void
 sandboxd_up_auditd(struct conn *c)
 {
+	struct audit_body	 b;
+	char			 hex[65];
+
 	daemon_status(&sandboxd, "auditd connected");
+	audit_auditd_up(c);
+	if (start_recorded)
+		return;
+	start_recorded = 1;
+	sodium_bin2hex(hex, sizeof(hex), sbd->conf->digest,
+	    sizeof(sbd->conf->digest));
+	audit_body_init(&b);
+	audit_body_str(&b, "config", sandboxd.conffile);
+	audit_body_str(&b, "config.sha256", hex);
+	audit_body_u64(&b, "protocol", MCPD_PROTO_VERSION);
+	audit_body_str(&b, "version", MCPD_VERSION);
+	audit_send(AEV_DAEMON_START, AOC_OK, NULL, NULL, &b, NULL, NULL);
+	audit_body_free(&b);
 }
 
 static void
@@ -179,6 +220,7 @@ sandboxd_down_auditd(struct conn *c, const char *why)
 	daemon_status(&sandboxd, "auditd unreachable: %s", why);
 	while ((r = TAILQ_FIRST(&relays)) != NULL)
 		relay_answer(r, PING_UNREACHABLE, r->ping.path);
+	audit_auditd_down();
 }
 
 static void
@@ -203,6 +245,9 @@ sandboxd_dispatch_auditd(struct conn *c, struct imsg *imsg)
 		}
 		relay_answer(r, ping.status, ping.path);
 		break;
+	case IMSG_AUDIT_ACK:
+		audit_dispatch(c, imsg);
+		break;
 	default:
 		conn_close(c, "unexpected message type %u", imsg->hdr.type);
 		break;
@@ -216,20 +261,45 @@ static const struct conn_ops sandboxd_auditd_ops = {
 	.down = sandboxd_down_auditd,
 };
 
+/* Beyond the base set: the state database, cgroups, pipes, kill. */
 static const struct priv_syscall sandboxd_syscalls[] = {
-	SC(openat), SC(unlink), SC(mkdir),
+	SC(openat), SC(unlink), SC(unlinkat), SC(mkdir), SC(rmdir),
+	SC(rename), SC(fsync), SC(fdatasync), SC(pread64), SC(pwrite64),
+	SC(ftruncate), SC(fchown), SC(fchmod), SC(getdents64), SC(access),
+	SC(faccessat), SC(faccessat2), SC(readlink), SC(getcwd),
+	SC(pipe2), SC(socketpair), SC(setsockopt), SC(kill), SC(statfs),
+	SC(fstatfs), SC(uname), SC(dup), SC(mprotect),
+	SC(wait4),	/* the helper, at shutdown */
 };
 
 static void
-sandboxd_sandbox(void)
+sandboxd_sandbox(int fd)
 {
 	struct priv_syscall	*list;
-	size_t			 n;
+	struct priv_path	 paths[8];
+	const char		*cg[8];
+	size_t			 n, i, np = 0;
+	int			 ncg;
 
+	if (sock_listen(fd) == -1)
+		fatalx("cannot listen on %s", sbd->conf->sandbox_socket);
+	priv_no_new_privs();
+	paths[np].path = sandboxd.confdir;
+	paths[np++].access = LL_READ;
+	paths[np].path = sbd->conf->state_dir;
+	paths[np++].access = LL_READ | LL_WRITE;
+	paths[np].path = sbd->conf->run_dir;
+	paths[np++].access = LL_READ | LL_WRITE;
+	ncg = cgroup_landlock_paths(cg, nitems(cg));
+	for (i = 0; i < (size_t)ncg && np < nitems(paths); i++) {
+		paths[np].path = cg[i];
+		paths[np++].access = LL_READ | LL_WRITE;
+	}
+	/* It must signal the processes of its sandboxes. */
+	priv_landlock(paths, np, NULL, 0, LL_ALLOW_SIGNALS);
 	/*
-	 * sandboxd keeps root: it will run runc.  It gets a seccomp
-	 * allowlist of its own so that a compromise cannot reach the rest
-	 * of the kernel's surface.
+	 * The main process keeps root's uid but needs none of what root
+	 * can do beyond its files: no execve, no mount, no ptrace.
 	 */
 	n = priv_nbase_syscalls + nitems(sandboxd_syscalls);
 	list = xcalloc(n, sizeof(*list));
@@ -240,6 +310,64 @@ sandboxd_sandbox(void)
 	free(list);
 }
 
+static void
+sandboxd_priv_dispatch(struct imsgev *iev, struct imsg *imsg)
+{
+	sandbox_priv_dispatch(imsg);
+}
+
+static void
+sandboxd_priv_closed(struct imsgev *iev, const char *why)
+{
+	if (sbd->shutting_down)
+		return;
+	fatalx("the privileged helper is gone (%s)", why);
+}
+
+static void
+sandboxd_reap_cb(evutil_socket_t fd, short events, void *arg)
+{
+	sandbox_reap();
+}
+
+/* Fork the privileged helper while the process is still whole. */
+static int
+sandboxd_fork_priv(void)
+{
+	int	 sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		fatal("socketpair");
+	if ((priv_pid = fork()) == -1)
+		fatal("fork");
+	if (priv_pid == 0) {
+		close(sv[0]);
+		priv_main(sandboxd.conf, sv[1], sandboxd.debug);
+	}
+	close(sv[1]);
+	return sv[0];
+}
+
+static void
+sandboxd_stop(void)
+{
+	struct audit_body	 b;
+	int			 st;
+
+	sbd->shutting_down = 1;
+	audit_body_init(&b);
+	audit_body_str(&b, "reason", "signal");
+	audit_send(AEV_DAEMON_STOP, AOC_OK, NULL, NULL, &b, NULL, NULL);
+	audit_body_free(&b);
+	sandbox_shutdown();
+	/* Closing the channel tells the helper to delete every container. */
+	imsgev_clear(&sbd->priv);
+	while (waitpid(priv_pid, &st, 0) == -1 && errno == EINTR)
+		;
+	cgroup_cleanup();
+	state_close();
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -247,41 +375,72 @@ main(int argc, char *argv[])
 	struct listener		*l;
 	struct policy		*conf;
 	struct relay		*r;
-	int			 fd;
+	struct event		*ev_reap;
+	struct timeval		 tv = { REAP_INTERVAL_MS / 1000, 0 };
+	char			 path[PATH_MAX], err[256];
+	int			 fd, pfd;
 
 	daemon_init(&sandboxd, "mcp-sandboxd", argc, argv);
 	conf = sandboxd.conf;
 	if (policy_resolve(conf, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT) ==
 	    -1)
 		exit(1);
+	if (!sandboxd.privileged)
+		fatalx("mcp-sandboxd must be started as root: it runs "
+		    "containers");
 	acl_init(&sandboxd_acl, conf, sandboxd.privileged);
+	if (sodium_init() == -1)
+		fatalx("libsodium initialisation failed");
 
-	daemon_start(&sandboxd);
+	daemon_detach(&sandboxd);
 	daemon_mkdir(conf->run_dir, 0755);
 	daemon_mkdir(conf->state_dir, 0755);
-	fd = daemon_listen_unix(&sandboxd, "sandboxd", conf->sandbox_socket,
-	    0660, sandboxd.privileged ? 0 : (uid_t)-1,
-	    sandboxd.privileged ? conf->group_gid : (gid_t)-1);
+	pfd = sandboxd_fork_priv();
+	daemon_start(&sandboxd);
 
-	if (sock_listen(fd) == -1)
-		fatalx("cannot listen on %s", conf->sandbox_socket);
-	sandboxd_sandbox();
+	sbd = &sandboxd_state;
+	sbd->conf = conf;
+	sbd->base = sandboxd.base;
+	TAILQ_INIT(&sbd->sandboxes);
+	sbd->slots = xcalloc(conf->uid_slots, 1);
+	if (cgroup_init(err, sizeof(err)) == -1)
+		fatalx("cgroups: %s", err);
+	if (str_fmt(path, sizeof(path), "%s/%s", conf->state_dir,
+	    SBX_STATE_DB) == -1 || state_open(path) == -1)
+		fatalx("cannot open the state database %s", path);
+	state_load();
+	state_prune_disks();
+	cgroup_cleanup();
+	if (imsgev_init(&sbd->priv, sbd->base, pfd, PROTO_MAX_FRAME,
+	    IMSGBUF_FDPASS, sandboxd_priv_dispatch, sandboxd_priv_closed,
+	    NULL) == -1)
+		fatalx("cannot set up the helper's channel");
+	fd = daemon_listen_unix(&sandboxd, "sandboxd", conf->sandbox_socket,
+	    0660, 0, conf->group_gid);
+
+	sandboxd_sandbox(fd);
 
 	memset(&set, 0, sizeof(set));
 	set.self = ROLE_SANDBOXD;
 	set.maxframe = PROTO_MAX_FRAME;
 	set.maxconns = SANDBOXD_MAXCONNS;
-	l = listener_new(sandboxd.base, fd, conf->sandbox_socket, &set,
+	l = listener_new(sbd->base, fd, conf->sandbox_socket, &set,
 	    &sandboxd_mcpd_ops, NULL);
-	sandboxd_auditd = client_new(sandboxd.base, "auditd",
-	    conf->audit.socket, ROLE_AUDITD, &set, &sandboxd_auditd_ops, NULL);
+	sbd->auditd = client_new(sbd->base, "auditd", conf->audit.socket,
+	    ROLE_AUDITD, &set, &sandboxd_auditd_ops, NULL);
+	if ((ev_reap = event_new(sbd->base, -1, EV_PERSIST, sandboxd_reap_cb,
+	    NULL)) == NULL || event_add(ev_reap, &tv) == -1)
+		fatalx("cannot create the reaper timer");
 	daemon_ready(&sandboxd, "listening on %s", conf->sandbox_socket);
 	daemon_loop(&sandboxd);
 
+	sandboxd_stop();
+	event_free(ev_reap);
 	while ((r = TAILQ_FIRST(&relays)) != NULL)
 		relay_free(r);
-	client_free(sandboxd_auditd);
 	listener_free(l);
+	client_free(sbd->auditd);
+	free(sbd->slots);
 	daemon_free(&sandboxd);
 	return 0;
 }

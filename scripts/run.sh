@@ -67,6 +67,7 @@ cat > "$RUN/mcpd.conf" <<CONF
 $users
 run directory "$RUN"
 state directory "$RUN/state"
+sandbox-init "$B/sandbox-init"
 listen on 127.0.0.1 port $PORT
 
 tenant "local" {

@@ -19,6 +19,7 @@ cat > "$CONF" <<EOF
 user "$MU"
 run directory "$RUN"
 state directory "$T/state"
+sandbox-init "$B/sandbox-init"
 audit {
 	user "$AU"
 }
@@ -136,17 +137,20 @@ out=$("$PEER" -r mcpctl connect "$RUN/sandboxd.sock" ping)
 check "root may speak to sandboxd as mcpctl ($out)" \
     grep -q "pong path=sandboxd, status=0" <<< "$out"
 
-out=$("$PEER" -u $MU -g $MU -V 2 connect "$RUN/sandboxd.sock")
+# The version the daemons speak, and one they do not.
+V=$(sed -n 's/.*version=\([0-9]*\).*/\1/p' <<< "$out" | head -1)
+NV=$((V + 1))
+out=$("$PEER" -u $MU -g $MU -V $NV connect "$RUN/sandboxd.sock")
 rc=$?
-check "sandboxd refuses protocol version 2 (exit $rc)" \
-    test $rc -eq 3 -a -n "$(grep "reason=protocol version 2, expected 1" <<< "$out")"
+check "sandboxd refuses protocol version $NV (exit $rc)" \
+    test $rc -eq 3 -a -n "$(grep "reason=protocol version $NV, expected $V" <<< "$out")"
 check "sandboxd logs the version mismatch" \
-    wait_log "$T/sandboxd.log" "protocol version 2, expected 1"
+    wait_log "$T/sandboxd.log" "protocol version $NV, expected $V"
 out=$("$PEER" -u $MU -g $MU -V 0 connect "$RUN/auditd.sock")
 check "auditd refuses protocol version 0 ($out)" \
-    grep -q "reason=protocol version 0, expected 1" <<< "$out"
+    grep -q "reason=protocol version 0, expected $V" <<< "$out"
 check "auditd logs the version mismatch" \
-    wait_log "$T/auditd.log" "protocol version 0, expected 1"
+    wait_log "$T/auditd.log" "protocol version 0, expected $V"
 out=$("$PEER" -u $MU -g $MU -M 0x12345678 connect "$RUN/sandboxd.sock")
 check "sandboxd refuses a hello with the wrong magic ($out)" \
     grep -q "reason=not an mcpd peer" <<< "$out"
@@ -242,13 +246,13 @@ check "auditd is back after the impostor" \
 # --- a sibling of another protocol version ---------------------------
 
 stop auditd
-n=$(count_in "$T/mcpd.log" "auditd: protocol version 2, expected 1: closing")
-setsid "$PEER" -u $AU -g $AU -r auditd -V 2 -w 10 serve "$RUN/auditd.sock" \
+n=$(count_in "$T/mcpd.log" "auditd: protocol version $NV, expected $V: closing")
+setsid "$PEER" -u $AU -g $AU -r auditd -V $NV -w 10 serve "$RUN/auditd.sock" \
     > "$T/fake.log" 2>&1 &
 fake=$!
-check "mcpd drops an auditd of protocol version 2, and says so" \
+check "mcpd drops an auditd of protocol version $NV, and says so" \
     wait_for 10 count_gt "$T/mcpd.log" \
-    "auditd: protocol version 2, expected 1: closing" "$n"
+    "auditd: protocol version $NV, expected $V: closing" "$n"
 kill -- -"$fake" 2>/dev/null
 wait "$fake" 2>/dev/null
 rm -f "$RUN/auditd.sock"

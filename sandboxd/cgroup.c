@@ -1,0 +1,385 @@
+/*
+ * Per-exec cgroups, on the cgroup v1 hierarchies.
+ *
+ * runc puts a container in /mcpd/<id> of every hierarchy.  Each exec gets
+ * a child x<n> of that in the freezer, memory and cpuacct hierarchies, and
+ * its first process is placed there before it executes anything, so that
+ * whatever it forks, daemonises or double-forks stays inside: a timeout
+ * freezes the group, kills every member and thaws it, and the exec's CPU
+ * time and peak memory are read from its own group.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sandboxd.h"
+#include "util.h"
+
+#define CG_PARENT	"mcpd"
+#define CG_MAX_MOUNTS	16
+
+enum cg_ctrl {
+	CG_FREEZER,
+	CG_MEMORY,
+	CG_CPUACCT,
+	CG_PIDS,
+	CG_NCTRL
+};
+
+static const char *const cg_names[CG_NCTRL] = {
+	"freezer", "memory", "cpuacct", "pids"
+};
+
+/* Mount points: of the controllers we use, and of every hierarchy. */
+static char	 cg_mnt[CG_NCTRL][PATH_MAX];
+static char	 cg_all[CG_MAX_MOUNTS][PATH_MAX];
+static int	 cg_nall;
+
+static int
+cg_has_option(const char *opts, const char *name)
+{
+	size_t	 len = strlen(name);
+	const char *p = opts;
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == opts || p[-1] == ',') &&
+		    (p[len] == ',' || p[len] == '\0'))
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
+int
+cgroup_init(char *err, size_t len)
+{
+	FILE	*fp;
+	char	 line[4096], *mnt, *fstype, *opts, *sep;
+	int	 i, f;
+
+	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL) {
+		str_fmt(err, len, "mountinfo: %s", strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		/* id parent maj:min root mount opts [tags] - type src super */
+		if ((sep = strstr(line, " - ")) == NULL)
+			continue;
+		strtok(line, " ");
+		for (f = 0, mnt = NULL; f < 4; f++)
+			mnt = strtok(NULL, " ");
+		fstype = strtok(sep + 3, " ");
+		strtok(NULL, " ");
+		opts = strtok(NULL, " \n");
+		if (mnt == NULL || fstype == NULL || opts == NULL)
+			continue;
+		if (strcmp(fstype, "cgroup") != 0 &&
+		    strcmp(fstype, "cgroup2") != 0)
+			continue;
+		if (cg_nall < CG_MAX_MOUNTS)
+			str_copy(cg_all[cg_nall++], mnt, PATH_MAX);
+		if (strcmp(fstype, "cgroup") != 0)
+			continue;
+		for (i = 0; i < CG_NCTRL; i++)
+			if (cg_mnt[i][0] == '\0' &&
+			    cg_has_option(opts, cg_names[i]))
+				str_copy(cg_mnt[i], mnt, PATH_MAX);
+	}
+	fclose(fp);
+	for (i = 0; i < CG_NCTRL; i++) {
+		if (cg_mnt[i][0] != '\0')
+			continue;
+		str_fmt(err, len, "no cgroup v1 %s hierarchy: this system "
+		    "has cgroup v2 only, which sandboxd does not support yet "
+		    "(boot with systemd.unified_cgroup_hierarchy=0)",
+		    cg_names[i]);
+		return -1;
+	}
+	for (i = 0; i < CG_NCTRL; i++) {
+		str_fmt(line, sizeof(line), "%s/%s", cg_mnt[i], CG_PARENT);
+		if (mkdir(line, 0755) == -1 && errno != EEXIST) {
+			str_fmt(err, len, "%s: %s", line, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+cgroup_landlock_paths(const char *out[], size_t max)
+{
+	static char	 paths[CG_NCTRL][PATH_MAX];
+	size_t		 i;
+
+	for (i = 0; i < CG_NCTRL && i < max; i++) {
+		str_fmt(paths[i], sizeof(paths[i]), "%s/%s", cg_mnt[i],
+		    CG_PARENT);
+		out[i] = paths[i];
+	}
+	return (int)i;
+}
+
+static void
+cg_path(char *buf, size_t len, int c, const char *id, uint32_t exec,
+    const char *file)
+{
+	if (exec == 0)
+		str_fmt(buf, len, "%s/%s/%s%s%s", cg_mnt[c], CG_PARENT, id,
+		    file ? "/" : "", file ? file : "");
+	else
+		str_fmt(buf, len, "%s/%s/%s/x%u%s%s", cg_mnt[c], CG_PARENT,
+		    id, exec, file ? "/" : "", file ? file : "");
+}
+
+static int
+cg_write(const char *path, const char *val)
+{
+	int	 fd, saved;
+	ssize_t	 n;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = write(fd, val, strlen(val));
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static ssize_t
+cg_read(const char *path, char *buf, size_t len)
+{
+	int	 fd;
+	ssize_t	 n;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+static uint64_t
+cg_read_u64(const char *path)
+{
+	char	 buf[64];
+
+	if (cg_read(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/* The groups an exec lives in: freezer to kill, memory and cpuacct to
+ * account.  pids stays at the container level, where its limit is. */
+static const int exec_ctrls[] = { CG_FREEZER, CG_MEMORY, CG_CPUACCT };
+
+int
+cgroup_exec_create(const char *id, uint32_t exec)
+{
+	char	 path[PATH_MAX];
+	size_t	 i;
+
+	for (i = 0; i < nitems(exec_ctrls); i++) {
+		cg_path(path, sizeof(path), exec_ctrls[i], id, exec, NULL);
+		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
+			log_warn("cgroup %s", path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+cgroup_exec_attach(const char *id, uint32_t exec, pid_t pid)
+{
+	char	 path[PATH_MAX], val[32];
+	size_t	 i;
+
+	str_fmt(val, sizeof(val), "%d", (int)pid);
+	for (i = 0; i < nitems(exec_ctrls); i++) {
+		cg_path(path, sizeof(path), exec_ctrls[i], id, exec,
+		    "cgroup.procs");
+		if (cg_write(path, val) == -1) {
+			log_warn("cgroup %s: add %d", path, (int)pid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Signal every process listed in a cgroup.procs file; the count sent. */
+static int
+cg_signal_procs(const char *path, int sig)
+{
+	char	 buf[65536], *p, *end;
+	long	 pid;
+	int	 n = 0;
+
+	if (cg_read(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (p = buf; *p != '\0'; p = end) {
+		pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (pid > 1 && kill((pid_t)pid, sig) == 0)
+			n++;
+		while (*end == '\n')
+			end++;
+	}
+	return n;
+}
+
+void
+cgroup_exec_kill(const char *id, uint32_t exec)
+{
+	struct timespec	 ts = { 0, 1000000 };
+	char		 state[PATH_MAX], procs[PATH_MAX], buf[32];
+	int		 i;
+
+	/* Frozen, nothing can fork while we kill. */
+	cg_path(state, sizeof(state), CG_FREEZER, id, exec, "freezer.state");
+	cg_path(procs, sizeof(procs), CG_FREEZER, id, exec, "cgroup.procs");
+	if (cg_write(state, "FROZEN") == -1) {
+		log_warn("cgroup %s", state);
+		cg_signal_procs(procs, SIGKILL);
+		return;
+	}
+	for (i = 0; i < 200; i++) {
+		if (cg_read(state, buf, sizeof(buf)) > 0 &&
+		    strncmp(buf, "FROZEN", 6) == 0)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	cg_signal_procs(procs, SIGKILL);
+	cg_write(state, "THAWED");
+}
+
+int
+cgroup_exec_empty(const char *id, uint32_t exec)
+{
+	char	 path[PATH_MAX], buf[16];
+
+	cg_path(path, sizeof(path), CG_FREEZER, id, exec, "cgroup.procs");
+	return cg_read(path, buf, sizeof(buf)) <= 0;
+}
+
+void
+cgroup_exec_remove(const char *id, uint32_t exec)
+{
+	char	 path[PATH_MAX];
+	size_t	 i;
+
+	for (i = 0; i < nitems(exec_ctrls); i++) {
+		cg_path(path, sizeof(path), exec_ctrls[i], id, exec, NULL);
+		if (rmdir(path) == -1 && errno != ENOENT)
+			log_debug("cgroup %s: %s", path, strerror(errno));
+	}
+}
+
+void
+cgroup_exec_usage(const char *id, uint32_t exec, uint64_t *cpu_ns,
+    uint64_t *peak)
+{
+	char	 path[PATH_MAX];
+
+	cg_path(path, sizeof(path), CG_CPUACCT, id, exec, "cpuacct.usage");
+	*cpu_ns = cg_read_u64(path);
+	cg_path(path, sizeof(path), CG_MEMORY, id, exec,
+	    "memory.max_usage_in_bytes");
+	*peak = cg_read_u64(path);
+}
+
+uint64_t
+cgroup_oom_kills(const char *id)
+{
+	char	 path[PATH_MAX], buf[512], *p;
+
+	cg_path(path, sizeof(path), CG_MEMORY, id, 0, "memory.oom_control");
+	if (cg_read(path, buf, sizeof(buf)) <= 0 ||
+	    (p = strstr(buf, "oom_kill ")) == NULL)
+		return 0;
+	return strtoull(p + 9, NULL, 10);
+}
+
+uint64_t
+cgroup_memory_now(const char *id)
+{
+	char	 path[PATH_MAX];
+
+	cg_path(path, sizeof(path), CG_MEMORY, id, 0, "memory.usage_in_bytes");
+	return cg_read_u64(path);
+}
+
+/* Signal everything in a container, its execs' groups included. */
+void
+cgroup_sandbox_kill(const char *id, int sig)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[PATH_MAX];
+
+	cg_path(path, sizeof(path), CG_FREEZER, id, 0, "cgroup.procs");
+	cg_signal_procs(path, sig);
+	cg_path(path, sizeof(path), CG_FREEZER, id, 0, NULL);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != 'x' || de->d_type != DT_DIR)
+			continue;
+		str_fmt(path, sizeof(path), "%s/%s/%s/%s/cgroup.procs",
+		    cg_mnt[CG_FREEZER], CG_PARENT, id, de->d_name);
+		cg_signal_procs(path, sig);
+	}
+	closedir(d);
+}
+
+/* Remove empty groups beneath dir, deepest first, and dir itself. */
+static void
+cg_prune(const char *dir, int self)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[PATH_MAX];
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		str_fmt(path, sizeof(path), "%s/%s", dir, de->d_name);
+		cg_prune(path, 1);
+	}
+	closedir(d);
+	if (self)
+		rmdir(dir);
+}
+
+/*
+ * Groups a previous run left, and at shutdown the /mcpd parents runc made
+ * in every hierarchy: only empty ones can go, which is what we want.
+ */
+void
+cgroup_cleanup(void)
+{
+	char	 path[PATH_MAX];
+	int	 i;
+
+	for (i = 0; i < cg_nall; i++) {
+		str_fmt(path, sizeof(path), "%s/%s", cg_all[i], CG_PARENT);
+		cg_prune(path, sbd->shutting_down);
+	}
+}

@@ -1,0 +1,883 @@
+/*
+ * Jobs: requests carried out step by step.
+ *
+ * Each goes: an intent record to auditd (waited for when audit is
+ * required), the sandbox's container (started if need be), the work, the
+ * answer, a result record.  A client that goes away leaves its jobs to
+ * finish quietly: running execs are killed, one-shot sandboxes destroyed.
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "auditbody.h"
+#include "job.h"
+#include "log.h"
+#include "util.h"
+
+static const char *const base_env[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin",
+	"HOME=/workspace",
+	"LANG=C.UTF-8",
+	"TMPDIR=/tmp",
+};
+
+static void	job_finish(struct job *);
+static void	run_files(struct job *, const char *);
+static void	run_build(struct job *);
+static void	run_main(struct job *);
+
+/* Answers to the client, if it is still there. */
+
+static void
+job_send(struct job *job, uint32_t type, const void *data, size_t len)
+{
+	if (job->cl != NULL)
+		conn_compose(job->cl->c, type, job->reqid, -1, data, len);
+}
+
+size_t
+job_client_queued(struct job *job)
+{
+	return job->cl != NULL ? imsgbuf_queued(&job->cl->c->iev.ibuf) : 0;
+}
+
+void
+job_output(struct job *job, uint32_t stream, uint32_t phase,
+    const void *buf, size_t len)
+{
+	struct sbx_output	 o;
+	struct iovec		 iov[2];
+
+	if (job->cl == NULL)
+		return;
+	o.stream = stream;
+	o.phase = phase;
+	iov[0].iov_base = &o;
+	iov[0].iov_len = sizeof(o);
+	iov[1].iov_base = (void *)(uintptr_t)buf;
+	iov[1].iov_len = len;
+	conn_composev(job->cl->c, IMSG_SBX_OUTPUT, job->reqid, -1, iov, 2);
+}
+
+static void
+job_error(struct job *job, uint32_t code, int32_t err, const char *fmt, ...)
+    __attribute__((__format__(printf, 4, 5)));
+
+/* Remember the first error; job_finish() answers with it. */
+static void
+job_error(struct job *job, uint32_t code, int32_t err, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (job->err_code != 0)
+		return;
+	job->err_code = code;
+	job->err_errno = err;
+	va_start(ap, fmt);
+	vsnprintf(job->error, sizeof(job->error), fmt, ap);
+	va_end(ap);
+}
+
+static uint32_t
+job_event(const struct job *job)
+{
+	switch (job->type) {
+	case IMSG_SBX_CREATE:
+		return AEV_SANDBOX_CREATE;
+	case IMSG_SBX_RUN:
+		return AEV_RUN;
+	case IMSG_SBX_EXEC:
+		return AEV_EXEC;
+	case IMSG_SBX_WRITE:
+		return AEV_FILE_WRITE;
+	case IMSG_SBX_READ:
+		return AEV_FILE_READ;
+	case IMSG_SBX_LIST_FILES:
+		return AEV_FILE_LIST;
+	case IMSG_SBX_DELETE:
+		return AEV_FILE_DELETE;
+	default:
+		return AEV_SANDBOX_STOP;
+	}
+}
+
+static const char *
+job_sandbox_id(const struct job *job)
+{
+	return job->sb != NULL ? job->sb->id : "";
+}
+
+/* What the intent record says of the request. */
+static void
+job_intent_body(struct job *job, struct audit_body *b)
+{
+	size_t	 i, fbytes = 0;
+
+	switch (job->type) {
+	case IMSG_SBX_RUN:
+	case IMSG_SBX_EXEC:
+		audit_body_u64(b, "args", job->nargs);
+		if (job->type == IMSG_SBX_EXEC && job->nargs > 0)
+			audit_body_bytes(b, "command", job->args[0],
+			    strlen(job->args[0]), JOB_EXCERPT);
+		if (job->codelen > 0) {
+			audit_body_u64(b, "code.bytes", job->codelen);
+			audit_body_bytes(b, "code.excerpt", job->code,
+			    job->codelen, JOB_EXCERPT);
+			audit_body_digest(b, "code.sha256", job->code,
+			    job->codelen);
+		}
+		audit_body_u64(b, "cpus", job->lim.cpus);
+		if (job->type == IMSG_SBX_EXEC)
+			audit_body_str(b, "cwd", job->cwd);
+		audit_body_u64(b, "disk", job->lim.disk);
+		audit_body_u64(b, "env", job->nenv);
+		for (i = 0; i < job->nfiles; i++)
+			fbytes += job->files[i].size;
+		audit_body_u64(b, "files", job->nfiles);
+		audit_body_u64(b, "files.bytes", fbytes);
+		audit_body_str(b, "image", job->image);
+		if (job->lang != NULL)
+			audit_body_str(b, "language", job->lang->name);
+		audit_body_u64(b, "memory", job->lim.memory);
+		audit_body_str(b, "network", job->lim.network == NET_EGRESS ?
+		    "egress" : "none");
+		audit_body_str(b, "oneshot", job->oneshot ? "yes" : "no");
+		audit_body_u64(b, "stdin.bytes", job->stdin_len);
+		audit_body_u64(b, "timeout", job->lim.timeout);
+		break;
+	case IMSG_SBX_CREATE:
+		audit_body_u64(b, "cpus", job->lim.cpus);
+		audit_body_u64(b, "disk", job->lim.disk);
+		audit_body_u64(b, "env", job->nenv);
+		audit_body_str(b, "image", job->image);
+		audit_body_u64(b, "lifetime", job->lim.lifetime);
+		audit_body_u64(b, "memory", job->lim.memory);
+		audit_body_str(b, "name", job->name);
+		audit_body_str(b, "network", job->lim.network == NET_EGRESS ?
+		    "egress" : "none");
+		break;
+	case IMSG_SBX_WRITE:
+		audit_body_digest(b, "content.sha256", job->content,
+		    (size_t)job->fhdr.size);
+		audit_body_u64(b, "flags", job->fhdr.flags);
+		audit_body_u64(b, "mode", job->fhdr.mode);
+		audit_body_str(b, "path", job->path);
+		audit_body_u64(b, "size", job->fhdr.size);
+		break;
+	case IMSG_SBX_READ:
+	case IMSG_SBX_LIST_FILES:
+	case IMSG_SBX_DELETE:
+		audit_body_u64(b, "flags", job->fhdr.flags);
+		audit_body_str(b, "path", job->path);
+		break;
+	}
+}
+
+static void
+job_result_record(struct job *job)
+{
+	struct audit_body	 b;
+	struct sbx_result	*r = &job->result;
+
+	audit_body_init(&b);
+	if (job->err_code != 0) {
+		audit_body_str(&b, "error", job->error);
+		audit_body_u64(&b, "error.code", job->err_code);
+	} else if (job->type == IMSG_SBX_RUN || job->type == IMSG_SBX_EXEC) {
+		audit_body_u64(&b, "cpu_ms", r->cpu_ms);
+		audit_body_i64(&b, "exit", r->exit_code);
+		audit_body_u64(&b, "flags", r->flags);
+		audit_body_u64(&b, "peak_memory", r->peak_memory);
+		audit_body_i64(&b, "signal", r->signal);
+		audit_body_u64(&b, "stderr.bytes", r->stderr_bytes);
+		audit_body_u64(&b, "stdout.bytes", r->stdout_bytes);
+		audit_body_u64(&b, "wall_ms", r->wall_ms);
+	}
+	audit_send(job_event(job), job->err_code == 0 ? AOC_OK :
+	    job->err_code == SBX_E_DENIED ? AOC_DENIED : AOC_FAILED,
+	    job->tenant->name, job_sandbox_id(job), &b, NULL, NULL);
+	audit_body_free(&b);
+}
+
+/* Answer, record the outcome, and let go of everything. */
+static void
+job_finish(struct job *job)
+{
+	struct sbx_error	 e;
+
+	if (job->err_code != 0) {
+		memset(&e, 0, sizeof(e));
+		e.code = job->err_code;
+		e.err = job->err_errno;
+		str_copy(e.message, job->error, sizeof(e.message));
+		job_send(job, IMSG_SBX_ERROR, &e, sizeof(e));
+	} else if (job->type == IMSG_SBX_RUN || job->type == IMSG_SBX_EXEC)
+		job_send(job, IMSG_SBX_RESULT, &job->result,
+		    sizeof(job->result));
+	job_result_record(job);
+	if (job->sb != NULL) {
+		sandbox_forget_job(job->sb, job);
+		if (job->oneshot)
+			sandbox_destroy(job->sb, 0, "the run is over");
+		else if (job->sb->persistent && job->sb->state != SB_STOPPING)
+			sandbox_touch(job->sb);
+	}
+	audit_cancel(job);
+	if (job->cl != NULL)
+		TAILQ_REMOVE(&job->cl->jobs, job, entry);
+	job_free(job);
+}
+
+static int
+job_gone(struct job *job)
+{
+	if (job->cl != NULL && !job->cancelled)
+		return 0;
+	job_error(job, SBX_E_CANCELLED, 0, "the request was cancelled");
+	return 1;
+}
+
+static void
+job_audited(void *arg, int ok, const char *error)
+{
+	struct job	*job = arg;
+
+	if (!ok) {
+		job_error(job, SBX_E_AUDIT, 0, "audit is required and the "
+		    "record was not committed: %s", error);
+		job_finish(job);
+		return;
+	}
+	if (job_gone(job)) {
+		job_finish(job);
+		return;
+	}
+	job->next(job);
+}
+
+static void
+job_intent(struct job *job, void (*next)(struct job *))
+{
+	struct audit_body	 b;
+
+	job->next = next;
+	audit_body_init(&b);
+	job_intent_body(job, &b);
+	audit_send(job_event(job), AOC_INTENT, job->tenant->name,
+	    job_sandbox_id(job), &b, job_audited, job);
+	audit_body_free(&b);
+}
+
+/* Execs. */
+
+static uint64_t
+job_time_left(struct job *job)
+{
+	uint64_t	 now = mono_ns();
+
+	if (now >= job->deadline_ns)
+		return 1;
+	return (job->deadline_ns - now) / 1000000 + 1;
+}
+
+/* The environment of an exec: ours, the sandbox's, then the request's. */
+static const char **
+job_env(struct job *job, size_t *n)
+{
+	const char	**env, *eq;
+	size_t		 i, j, k, cap;
+	const char *const *srcs[3] = { base_env,
+			    (const char *const *)(job->sb->env),
+			    job->env };
+	size_t		 counts[3] = { nitems(base_env), job->sb->nenv,
+			    job->nenv };
+
+	cap = counts[0] + counts[1] + counts[2];
+	env = xcalloc(cap + 1, sizeof(*env));
+	*n = 0;
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < counts[i]; j++) {
+			eq = strchr(srcs[i][j], '=');
+			/* A later source replaces an earlier one's name. */
+			for (k = 0; k < *n; k++)
+				if (strncmp(env[k], srcs[i][j],
+				    (size_t)(eq - srcs[i][j]) + 1) == 0)
+					break;
+			env[k] = srcs[i][j];
+			if (k == *n)
+				(*n)++;
+		}
+	return env;
+}
+
+static int
+job_exec(struct job *job, const char *const *argv, size_t argc, int lookup,
+    uint32_t phase, const void *in, size_t inlen)
+{
+	struct exec_spec	 spec;
+	const char		**env;
+	size_t			 nenv;
+
+	env = job_env(job, &nenv);
+	memset(&spec, 0, sizeof(spec));
+	spec.argv = argv;
+	spec.argc = argc;
+	spec.env = env;
+	spec.envc = nenv;
+	spec.cwd = job->cwd;
+	spec.stdin_data = in;
+	spec.stdin_len = inlen;
+	spec.timeout = job_time_left(job);
+	spec.output = job->lim.output;
+	spec.phase = phase;
+	spec.path_lookup = lookup;
+	job->exec = exec_start(job->sb, &spec, job);
+	free(env);
+	if (job->exec == NULL) {
+		job_error(job, SBX_E_INTERNAL, 0, "cannot start the command");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+job_succeeded(const struct sbx_result *r)
+{
+	return r->exit_code == 0 && r->signal == 0 &&
+	    !(r->flags & (SBX_R_TIMED_OUT | SBX_R_OOM | SBX_R_EXEC_FAILED |
+	    SBX_R_CANCELLED));
+}
+
+void
+job_exec_done(struct job *job, const struct sbx_result *r, const char *error)
+{
+	job->exec = NULL;
+	if (r == NULL) {
+		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
+		job_finish(job);
+		return;
+	}
+	job->result = *r;
+	if (job->cancelled)
+		job->result.flags |= SBX_R_CANCELLED;
+	if (job->in_build) {
+		job->in_build = 0;
+		if (!job_succeeded(r)) {
+			job->result.flags |= SBX_R_BUILD_FAILED;
+			job_finish(job);
+			return;
+		}
+		if (job_gone(job)) {
+			job_finish(job);
+			return;
+		}
+		run_main(job);
+		return;
+	}
+	job_finish(job);
+}
+
+/* RUN: files, then build, then the program. */
+
+static void
+run_ready(struct job *job, const char *error)
+{
+	struct init_file	 h;
+	size_t			 i;
+
+	if (error != NULL) {
+		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
+		job_finish(job);
+		return;
+	}
+	if (job_gone(job)) {
+		job_finish(job);
+		return;
+	}
+	job->deadline_ns = mono_ns() + job->lim.timeout * 1000000;
+	job->pending = 1;	/* until every write is queued */
+	memset(&h, 0, sizeof(h));
+	h.flags = INIT_F_MKDIRS;
+	for (i = 0; i < job->nfiles; i++) {
+		h.mode = job->files[i].mode;
+		h.size = job->files[i].size;
+		job->pending++;
+		fileop_start(job->sb, job, IMSG_INIT_WRITE, &h,
+		    job->files[i].path, job->files[i].data);
+	}
+	if (job->lang != NULL) {
+		h.mode = 0644;
+		h.size = job->codelen;
+		job->pending++;
+		fileop_start(job->sb, job, IMSG_INIT_WRITE, &h,
+		    job->lang->file, job->code);
+	}
+	run_files(job, NULL);
+}
+
+/* One file written (or failed); the last one moves the run on. */
+static void
+run_files(struct job *job, const char *error)
+{
+	if (error != NULL)
+		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
+	if (--job->pending > 0)
+		return;
+	if (job->err_code != 0 || job_gone(job)) {
+		job_finish(job);
+		return;
+	}
+	run_build(job);
+}
+
+static void
+run_build(struct job *job)
+{
+	const char	*argv[3];
+
+	if (job->lang == NULL || job->lang->build == NULL) {
+		run_main(job);
+		return;
+	}
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[2] = job->lang->build;
+	job->in_build = 1;
+	if (job_exec(job, argv, 3, 0, SBX_PHASE_BUILD, NULL, 0) == -1)
+		job_finish(job);
+}
+
+static void
+run_main(struct job *job)
+{
+	const char	**argv;
+	char		*script = NULL;
+	size_t		 argc, i;
+	int		 rv;
+
+	if (job->lang != NULL) {
+		/* The policy's command, the user's args as "$@": no
+		 * argument is ever parsed by the shell. */
+		xasprintf(&script, "%s \"$@\"", job->lang->run);
+		argc = 4 + job->nargs;
+		argv = xcalloc(argc, sizeof(*argv));
+		argv[0] = "/bin/sh";
+		argv[1] = "-c";
+		argv[2] = script;
+		argv[3] = "sh";
+		for (i = 0; i < job->nargs; i++)
+			argv[4 + i] = job->args[i];
+		rv = job_exec(job, argv, argc, 0, SBX_PHASE_RUN,
+		    job->stdin_data, job->stdin_len);
+	} else {
+		argv = job->args;
+		rv = job_exec(job, argv, job->nargs, 1, SBX_PHASE_RUN,
+		    job->stdin_data, job->stdin_len);
+		argv = NULL;
+	}
+	free(argv);
+	free(script);
+	if (rv == -1)
+		job_finish(job);
+}
+
+static void
+run_acquire(struct job *job)
+{
+	char	 id[SBX_ID_LEN + 1];
+	uint32_t slot;
+
+	if (job->oneshot) {
+		if (sandbox_slot_alloc(&slot) == -1) {
+			job_error(job, SBX_E_BUSY, 0, "all %u sandbox slots are "
+			    "in use; try again shortly",
+			    sbd->conf->uid_slots);
+			job_finish(job);
+			return;
+		}
+		sandbox_new_id(id);
+		job->sb = sandbox_new(id, job->tenant->name, job->image,
+		    &job->lim, 0, "");
+		job->sb->slot = slot;
+		TAILQ_INSERT_TAIL(&sbd->sandboxes, job->sb, entry);
+	}
+	sandbox_want(job->sb, job, run_ready);
+}
+
+/* EXEC in a persistent sandbox. */
+
+static void
+exec_ready(struct job *job, const char *error)
+{
+	const char	*argv[3];
+
+	if (error != NULL) {
+		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
+		job_finish(job);
+		return;
+	}
+	if (job_gone(job)) {
+		job_finish(job);
+		return;
+	}
+	job->deadline_ns = mono_ns() + job->lim.timeout * 1000000;
+	if (job->exec_flags & SBX_EXEC_SHELL) {
+		argv[0] = "/bin/sh";
+		argv[1] = "-c";
+		argv[2] = job->args[0];
+		if (job_exec(job, argv, 3, 0, SBX_PHASE_RUN, job->stdin_data,
+		    job->stdin_len) == -1)
+			job_finish(job);
+	} else if (job_exec(job, job->args, job->nargs, 1, SBX_PHASE_RUN,
+	    job->stdin_data, job->stdin_len) == -1)
+		job_finish(job);
+}
+
+static void
+exec_acquire(struct job *job)
+{
+	sandbox_want(job->sb, job, exec_ready);
+}
+
+/* File operations. */
+
+void
+job_file_data(struct job *job, uint32_t type, const void *data, size_t len)
+{
+	job_send(job, type, data, len);
+}
+
+void
+job_file_done(struct job *job, const struct init_done *d, const char *error)
+{
+	struct sbx_done	 done;
+
+	if (job->type == IMSG_SBX_RUN) {
+		if (error == NULL && d->error != 0)
+			job_error(job, SBX_E_FILE, d->error, "writing a file: "
+			    "%s", strerror(d->error));
+		run_files(job, error);
+		return;
+	}
+	if (error != NULL)
+		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
+	else if (d->error != 0)
+		job_error(job, SBX_E_FILE, d->error, "%s: %s",
+		    job->path[0] ? job->path : "/workspace",
+		    d->error == EXDEV ? "leads outside the workspace" :
+		    d->error == ELOOP ? "a symbolic link leads outside the "
+		    "workspace" : strerror(d->error));
+	else {
+		memset(&done, 0, sizeof(done));
+		done.flags = d->flags;
+		done.mode = d->mode;
+		done.size = d->size;
+		done.mtime = d->mtime;
+		job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+	}
+	job_finish(job);
+}
+
+static void
+file_ready(struct job *job, const char *error)
+{
+	if (error != NULL) {
+		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
+		job_finish(job);
+		return;
+	}
+	if (job_gone(job)) {
+		job_finish(job);
+		return;
+	}
+	fileop_start(job->sb, job, job->init_type, &job->fhdr, job->path,
+	    job->content);
+}
+
+static void
+file_acquire(struct job *job)
+{
+	sandbox_want(job->sb, job, file_ready);
+}
+
+/* CREATE, STOP, LIST, STATUS. */
+
+static void
+job_info(struct job *job, const struct sandbox *sb, uint32_t type)
+{
+	struct sbx_info	 in;
+	int64_t		 idle, life;
+
+	memset(&in, 0, sizeof(in));
+	memcpy(in.id, sb->id, sizeof(sb->id));
+	str_copy(in.name, sb->name, sizeof(in.name));
+	str_copy(in.tenant, sb->tenant, sizeof(in.tenant));
+	str_copy(in.image, sb->image, sizeof(in.image));
+	in.lim.memory = sb->lim.memory;
+	in.lim.disk = sb->lim.disk;
+	in.lim.output = sb->lim.output;
+	in.lim.timeout = sb->lim.timeout;
+	in.lim.idle = sb->lim.idle;
+	in.lim.lifetime = sb->lim.lifetime;
+	in.lim.cpus = sb->lim.cpus;
+	in.lim.pids = sb->lim.pids;
+	in.lim.network = sb->lim.network == NET_EGRESS ? SBX_NET_EGRESS :
+	    SBX_NET_NONE;
+	in.created = sb->created;
+	in.last_used = sb->last_used;
+	idle = sb->last_used + (int64_t)(sb->lim.idle / 1000);
+	life = sb->created + (int64_t)(sb->lim.lifetime / 1000);
+	in.expires = idle < life ? idle : life;
+	in.state = sb->state == SB_RUNNING ? SBX_STATE_RUNNING :
+	    SBX_STATE_IDLE;
+	if (sb->state == SB_RUNNING)
+		in.memory = cgroup_memory_now(sb->id);
+	in.execs = exec_count(sb);
+	job_send(job, type, &in, sizeof(in));
+}
+
+static void
+create_ready(struct job *job, const char *error)
+{
+	if (error != NULL) {
+		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
+		state_delete(job->sb->id);
+		sandbox_destroy(job->sb, PRIV_DESTROY_WORKSPACE, error);
+		job->sb = NULL;
+		job_finish(job);
+		return;
+	}
+	job_info(job, job->sb, IMSG_SBX_CREATED);
+	job_finish(job);
+}
+
+static void
+create_acquire(struct job *job)
+{
+	char	 id[SBX_ID_LEN + 1];
+	uint32_t slot;
+	size_t	 i;
+
+	if (sandbox_slot_alloc(&slot) == -1) {
+		job_error(job, SBX_E_BUSY, 0, "all %u sandbox slots are in "
+		    "use", sbd->conf->uid_slots);
+		job_finish(job);
+		return;
+	}
+	sandbox_new_id(id);
+	job->sb = sandbox_new(id, job->tenant->name, job->image, &job->lim, 1,
+	    job->name);
+	job->sb->slot = slot;
+	for (i = 0; i < job->nenv; i++) {
+		job->sb->env = xreallocarray(job->sb->env, job->sb->nenv + 1,
+		    sizeof(*job->sb->env));
+		job->sb->env[job->sb->nenv++] = xstrdup(job->env[i]);
+	}
+	TAILQ_INSERT_TAIL(&sbd->sandboxes, job->sb, entry);
+	if (state_save(job->sb) == -1) {
+		TAILQ_REMOVE(&sbd->sandboxes, job->sb, entry);
+		sandbox_slot_free(slot);
+		sandbox_free(job->sb);
+		job->sb = NULL;
+		job_error(job, SBX_E_INTERNAL, 0, "cannot record the sandbox");
+		job_finish(job);
+		return;
+	}
+	log_info("sandbox %s created for tenant %s (image %s)", id,
+	    job->tenant->name, job->image);
+	sandbox_want(job->sb, job, create_ready);
+}
+
+void
+job_sandbox_stopped(struct job *job, const char *error)
+{
+	struct sbx_done	 done;
+
+	if (error != NULL)
+		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
+	else {
+		memset(&done, 0, sizeof(done));
+		job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+	}
+	/* The sandbox is gone: do not touch it again. */
+	job->sb = NULL;
+	job_finish(job);
+}
+
+static void
+stop_kill(evutil_socket_t fd, short events, void *arg)
+{
+	struct job	*job = arg;
+
+	state_delete(job->sb->id);
+	sandbox_destroy(job->sb, PRIV_DESTROY_WORKSPACE, "stopped");
+}
+
+static void
+stop_begin(struct job *job)
+{
+	struct timeval	 tv = { STOP_GRACE_MS / 1000,
+			    (STOP_GRACE_MS % 1000) * 1000 };
+
+	if (job->sb->stopper != NULL || job->sb->state == SB_STOPPING) {
+		job_error(job, SBX_E_NOTFOUND, 0, "no sandbox %s",
+		    job->sb->id);
+		job->sb = NULL;
+		job_finish(job);
+		return;
+	}
+	job->sb->stopper = job;
+	log_info("sandbox %s of tenant %s: stopping", job->sb->id,
+	    job->tenant->name);
+	if (job->sb->state != SB_RUNNING || TAILQ_EMPTY(&job->sb->execs)) {
+		stop_kill(-1, 0, job);
+		return;
+	}
+	/* Running processes get SIGTERM and a grace period first. */
+	cgroup_sandbox_kill(job->sb->id, SIGTERM);
+	if ((job->ev_grace = evtimer_new(sbd->base, stop_kill, job)) == NULL)
+		fatalx("cannot create a timer");
+	evtimer_add(job->ev_grace, &tv);
+}
+
+static void
+list_run(struct job *job)
+{
+	struct sandbox	*sb;
+	struct sbx_done	 done;
+
+	memset(&done, 0, sizeof(done));
+	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
+		if (sb->persistent && sb->state != SB_STOPPING &&
+		    strcmp(sb->tenant, job->tenant->name) == 0) {
+			job_info(job, sb, IMSG_SBX_INFO);
+			done.size++;
+		}
+	job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+}
+
+/* Requests from a client. */
+
+static void
+job_begin(struct job *job)
+{
+	struct sbx_done	 done;
+
+	switch (job->type) {
+	case IMSG_SBX_CREATE:
+		job_intent(job, create_acquire);
+		break;
+	case IMSG_SBX_RUN:
+		job_intent(job, run_acquire);
+		break;
+	case IMSG_SBX_EXEC:
+		job_intent(job, exec_acquire);
+		break;
+	case IMSG_SBX_WRITE:
+	case IMSG_SBX_READ:
+	case IMSG_SBX_LIST_FILES:
+	case IMSG_SBX_DELETE:
+		job_intent(job, file_acquire);
+		break;
+	case IMSG_SBX_STOP:
+		job_intent(job, stop_begin);
+		break;
+	case IMSG_SBX_LIST:
+		list_run(job);
+		TAILQ_REMOVE(&job->cl->jobs, job, entry);
+		job_free(job);
+		break;
+	case IMSG_SBX_STATUS:
+		if (job->sb->persistent) {
+			job_info(job, job->sb, IMSG_SBX_INFO);
+			memset(&done, 0, sizeof(done));
+			done.size = 1;
+			job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+		} else {
+			struct sbx_error e;
+
+			memset(&e, 0, sizeof(e));
+			e.code = SBX_E_NOTFOUND;
+			snprintf(e.message, sizeof(e.message), "no sandbox %s",
+			    job->sb->id);
+			job_send(job, IMSG_SBX_ERROR, &e, sizeof(e));
+		}
+		TAILQ_REMOVE(&job->cl->jobs, job, entry);
+		job_free(job);
+		break;
+	}
+}
+
+static void
+job_cancel(struct client *cl, uint32_t reqid)
+{
+	struct job	*job;
+
+	TAILQ_FOREACH(job, &cl->jobs, entry)
+		if (job->reqid == reqid) {
+			job->cancelled = 1;
+			if (job->exec != NULL)
+				exec_cancel(job->exec);
+			return;
+		}
+}
+
+void
+job_dispatch(struct conn *c, struct imsg *imsg)
+{
+	struct client		*cl = c->data;
+	struct job		*job;
+	struct sbx_error	 e;
+	struct audit_body	 b;
+	uint32_t		 code;
+
+	if (imsg->hdr.type == IMSG_SBX_CANCEL) {
+		job_cancel(cl, imsg->hdr.peerid);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	if ((job = request_parse(cl, imsg, &code, e.message,
+	    sizeof(e.message))) == NULL) {
+		e.code = code;
+		conn_compose(c, IMSG_SBX_ERROR, imsg->hdr.peerid, -1, &e,
+		    sizeof(e));
+		if (code == SBX_E_DENIED) {
+			audit_body_init(&b);
+			audit_body_str(&b, "reason", e.message);
+			audit_body_u64(&b, "request", imsg->hdr.type);
+			audit_send(AEV_POLICY_DENIAL, AOC_DENIED, NULL, NULL,
+			    &b, NULL, NULL);
+			audit_body_free(&b);
+		}
+		return;
+	}
+	TAILQ_INSERT_TAIL(&cl->jobs, job, entry);
+	job_begin(job);
+}
+
+void
+job_conn_down(struct conn *c)
+{
+	struct client	*cl = c->data;
+	struct job	*job;
+
+	/* Jobs finish on their own; their processes are killed now. */
+	while ((job = TAILQ_FIRST(&cl->jobs)) != NULL) {
+		TAILQ_REMOVE(&cl->jobs, job, entry);
+		job->cl = NULL;
+		if (job->exec != NULL)
+			exec_cancel(job->exec);
+	}
+	free(cl);
+	c->data = NULL;
+}

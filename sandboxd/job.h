@@ -1,0 +1,91 @@
+/*
+ * A client request in progress.  request.c turns a frame into a job,
+ * checking every field against the policy; job.c carries it out, step by
+ * step, with callbacks from sandbox.c, exec.c, fileop.c and audit.c.
+ */
+#ifndef MCPD_JOB_H
+#define MCPD_JOB_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+#include "proto.h"
+#include "sandboxd.h"
+
+#define JOB_ARGS_MAX		4096
+#define JOB_ARGS_BYTES		(1024 * 1024)
+#define JOB_ENV_MAX		256
+#define JOB_ENV_BYTES		(64 * 1024)
+#define JOB_FILES_MAX		1000
+#define JOB_EXCERPT		256	/* bytes of code in audit records */
+
+struct client {
+	struct conn		*c;
+	TAILQ_HEAD(, job)	 jobs;
+};
+
+struct jfile {
+	char			 path[INIT_PATH_MAX];
+	uint32_t		 mode;
+	const uint8_t		*data;
+	uint64_t		 size;
+};
+
+struct job {
+	TAILQ_ENTRY(job)	 entry;
+	struct client		*cl;		/* NULL once it went away */
+	uint32_t		 reqid;
+	uint32_t		 type;		/* IMSG_SBX_* */
+	void			*data;		/* the request frame's payload */
+	size_t			 datalen;
+	const struct tenant	*tenant;
+	struct sandbox		*sb;
+	int			 oneshot;	/* a sandbox of its own */
+	struct limits		 lim;		/* in force for this job */
+	const struct language	*lang;
+	char			 image[SBX_NAME_MAX];
+	char			 name[SBX_NAME_MAX];
+
+	/* RUN and EXEC */
+	const char		**args;
+	size_t			 nargs;
+	const char		**env;
+	size_t			 nenv;
+	struct jfile		*files;
+	size_t			 nfiles;
+	const uint8_t		*code;
+	size_t			 codelen;
+	const uint8_t		*stdin_data;
+	size_t			 stdin_len;
+	char			 cwd[INIT_PATH_MAX];
+	uint32_t		 exec_flags;	/* SBX_EXEC_* */
+	uint64_t		 deadline_ns;
+
+	/* file operations */
+	uint32_t		 init_type;	/* IMSG_INIT_* */
+	struct init_file	 fhdr;
+	char			 path[INIT_PATH_MAX];
+	const uint8_t		*content;
+
+	/* progress */
+	void			(*next)(struct job *);
+	struct exec		*exec;
+	int			 pending;	/* file writes under way */
+	int			 cancelled;
+	int			 in_build;
+	struct sbx_result	 result;
+	uint32_t		 err_code;	/* SBX_E_*, 0 while fine */
+	int32_t			 err_errno;
+	char			 error[SBX_MSG_MAX];
+	uint64_t		 start_ns;
+	struct event		*ev_grace;	/* STOP */
+};
+
+/* request.c */
+struct job	*request_parse(struct client *, struct imsg *, uint32_t *,
+		    char *, size_t);
+int		 request_path(const char *, char *, size_t, int);
+void		 job_free(struct job *);
+
+#endif

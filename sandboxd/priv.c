@@ -1,0 +1,729 @@
+/*
+ * The privileged helper of mcp-sandboxd.
+ *
+ * Forked before the main process confines itself, it is the only part of
+ * sandboxd that runs runc, writes bundles and mounts workspaces.  It takes
+ * typed requests from the main process, validates every field against the
+ * policy first, and only then acts: a bundle is built from the policy and
+ * those fields, never from anything a client wrote.
+ *
+ * It lives in a mount namespace of its own with private propagation, so
+ * that the workspaces it mounts are never seen by the host, and vanish
+ * with it and its containers.  It is the subreaper of the containers it
+ * starts.
+ */
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "bundle.h"
+#include "daemon.h"
+#include "image.h"
+#include "log.h"
+#include "sandboxd.h"
+#include "util.h"
+
+/* Internal: a destroy undoing a start that failed; answered as a start. */
+#define PRIV_DESTROY_FAILED_START	0x100
+
+#define RUNC_MIN_MAJOR	1
+#define RUNC_MIN_MINOR	2
+#define RUNC_MIN_PATCH	8
+
+/* One START or DESTROY in progress: a chain of commands. */
+struct pop {
+	TAILQ_ENTRY(pop)	 entry;
+	uint32_t		 type;		/* IMSG_PRIV_* */
+	char			 id[SBX_ID_LEN + 1];
+	struct priv_start	 start;
+	uint32_t		 flags;		/* destroy */
+	int			 initfd;	/* START: for sandbox-init */
+	int			 step;
+	pid_t			 pid;		/* the command running */
+	char			 bundle[PATH_MAX];
+	char			 disk[PATH_MAX];	/* persistent: dir */
+	char			 ws[PATH_MAX];	/* persistent: mount point */
+	char			 error[SBX_MSG_MAX];
+};
+
+static struct policy		*pconf;
+static struct event_base	*pbase;
+static struct imsgev		 piev;
+static struct image_host	 host_image;
+static int			 memsw;
+static char			 runc_root[PATH_MAX];
+static TAILQ_HEAD(, pop)	 pops = TAILQ_HEAD_INITIALIZER(pops);
+
+static void	pop_step(struct pop *, int);
+
+/* Blocking helpers, for start-up only. */
+
+/* Run argv to completion; its stdout (at most len - 1 bytes) into out. */
+static int
+run_wait(const char *const argv[], char *out, size_t len)
+{
+	int	 p[2], st, devnull;
+	pid_t	 pid;
+	ssize_t	 n;
+	size_t	 got = 0;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	if ((pid = fork()) == -1) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		devnull = open("/dev/null", O_RDWR);
+		dup2(devnull, 0);
+		dup2(p[1], 1);
+		dup2(devnull, 2);
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (out != NULL && got + 1 < len &&
+	    (n = read(p[0], out + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	if (out != NULL)
+		out[got] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void
+priv_runc_version(void)
+{
+	char		 out[256], *v;
+	const char	*argv[] = { pconf->runc, "--version", NULL };
+	unsigned	 maj = 0, min = 0, pat = 0;
+
+	if (run_wait(argv, out, sizeof(out)) != 0)
+		fatalx("%s --version failed: is runc installed?", pconf->runc);
+	if ((v = strstr(out, "runc version ")) == NULL ||
+	    sscanf(v + 13, "%u.%u.%u", &maj, &min, &pat) < 2)
+		fatalx("%s: cannot read its version", pconf->runc);
+	if (maj < RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
+	    (min < RUNC_MIN_MINOR || (min == RUNC_MIN_MINOR &&
+	    pat < RUNC_MIN_PATCH))))
+		log_warnx("runc %u.%u.%u is older than 1.2.8 and lacks the "
+		    "2025 fixes for mount races through /dev/null, "
+		    "/dev/console and /proc (CVE-2025-31133, CVE-2025-52565, "
+		    "CVE-2025-52881); sandboxes rely on their user namespace "
+		    "and private mounts: upgrade runc", maj, min, pat);
+	else
+		log_info("runc %u.%u.%u", maj, min, pat);
+}
+
+/* Containers a previous sandboxd left: none of them is wanted. */
+static void
+priv_reconcile(void)
+{
+	char		 out[65536], *id, *save;
+	const char	*list[] = { pconf->runc, "--root", runc_root, "list",
+			    "-q", NULL };
+	const char	*del[] = { pconf->runc, "--root", runc_root, "delete",
+			    "--force", NULL, NULL };
+	int		 n = 0;
+
+	if (run_wait(list, out, sizeof(out)) != 0)
+		return;
+	for (id = strtok_r(out, "\n", &save); id != NULL;
+	    id = strtok_r(NULL, "\n", &save)) {
+		if (!sandbox_id_valid(id))
+			continue;
+		del[5] = id;
+		run_wait(del, NULL, 0);
+		n++;
+	}
+	if (n > 0)
+		log_info("removed %d containers left by a previous run", n);
+}
+
+static void
+priv_setup(void)
+{
+	char		 path[PATH_MAX], err[256];
+	struct image	*im;
+
+	if (unshare(CLONE_NEWNS) == -1)
+		fatal("unshare(CLONE_NEWNS)");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		fatal("making mounts private");
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		fatal("PR_SET_CHILD_SUBREAPER");
+	priv_runc_version();
+	memsw = access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
+	    F_OK) == 0;
+
+	(void)str_fmt(runc_root, sizeof(runc_root), "%s/%s", pconf->run_dir,
+	    SBX_RUNC_ROOT);
+	daemon_mkdir(runc_root, 0700);
+	priv_reconcile();
+	(void)str_fmt(path, sizeof(path), "%s/%s", pconf->run_dir, SBX_BUNDLES);
+	rm_tree(path);
+	daemon_mkdir(path, 0700);
+	(void)str_fmt(path, sizeof(path), "%s/%s", pconf->state_dir, SBX_DISKS);
+	/* runc mounts as the container's root: it must pass, not list. */
+	daemon_mkdir(path, 0711);
+
+	(void)str_fmt(path, sizeof(path), "%s/%s/%s", pconf->state_dir, SBX_IMAGES,
+	    HOST_IMAGE);
+	daemon_mkdir(path, 0755);
+	if (image_host_prepare(path, &host_image, err, sizeof(err)) == -1)
+		fatalx("host image: %s", err);
+	TAILQ_FOREACH(im, &pconf->images, entry)
+		if (im->type == IMAGE_ROOTFS &&
+		    image_rootfs_check(im->path, err, sizeof(err)) == -1)
+			fatalx("image \"%s\": %s", im->name, err);
+	if (access(pconf->sandbox_init, X_OK) == -1)
+		fatal("sandbox-init %s", pconf->sandbox_init);
+}
+
+/* Validation: every field, before anything is done. */
+
+static const char *
+priv_check_start(const struct priv_start *ps, struct image **imp)
+{
+	if (memchr(ps->id, '\0', sizeof(ps->id)) == NULL ||
+	    !sandbox_id_valid(ps->id))
+		return "bad sandbox id";
+	if (memchr(ps->image, '\0', sizeof(ps->image)) == NULL ||
+	    (*imp = policy_image(pconf, ps->image)) == NULL)
+		return "unknown image";
+	if (ps->memory < (4ULL << 20) || ps->memory > (1ULL << 40))
+		return "memory out of range";
+	if (ps->disk < (1ULL << 20) || ps->disk > (1ULL << 40))
+		return "disk out of range";
+	if (ps->cpus < 10 || ps->cpus > 1024000)
+		return "cpus out of range";
+	if (ps->pids < 1 || ps->pids > 1000000)
+		return "pids out of range";
+	if (ps->network != NET_NONE && ps->network != NET_EGRESS)
+		return "bad network mode";
+	if (ps->slot >= pconf->uid_slots)
+		return "uid range out of range";
+	if (ps->persistent > 1)
+		return "bad persistence flag";
+	return NULL;
+}
+
+/* Commands. */
+
+static pid_t
+priv_spawn(const char *const argv[], int initfd)
+{
+	pid_t	 pid;
+	int	 devnull;
+
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid != 0)
+		return pid;
+	/* The child: stdio to /dev/null, the init socket as fd 3. */
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	dup2(devnull, 0);
+	dup2(devnull, 1);
+	dup2(devnull, 2);
+	if (initfd != -1) {
+		if (initfd == 3)
+			fcntl(3, F_SETFD, 0);
+		else
+			dup2(initfd, 3);
+	}
+	signal(SIGPIPE, SIG_DFL);
+	execv(argv[0], (char *const *)(uintptr_t)argv);
+	_exit(127);
+}
+
+/* Attach disk to a free loop device and mount it at ws. */
+static int
+priv_mount_disk(const char *disk, const char *ws, char *err, size_t len)
+{
+	struct loop_config	 lc;
+	char			 dev[64];
+	int			 ctl, fd, lfd, n, tries;
+
+	if ((fd = open(disk, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		snprintf(err, len, "open disk: %s", strerror(errno));
+		return -1;
+	}
+	if ((ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC)) == -1) {
+		snprintf(err, len, "/dev/loop-control: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	for (tries = 0; tries < 16; tries++) {
+		if ((n = ioctl(ctl, LOOP_CTL_GET_FREE)) == -1)
+			break;
+		snprintf(dev, sizeof(dev), "/dev/loop%d", n);
+		if ((lfd = open(dev, O_RDWR | O_CLOEXEC)) == -1)
+			continue;
+		memset(&lc, 0, sizeof(lc));
+		lc.fd = (uint32_t)fd;
+		lc.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+		if (ioctl(lfd, LOOP_CONFIGURE, &lc) == -1) {
+			close(lfd);
+			if (errno == EBUSY)
+				continue;	/* taken meanwhile */
+			break;
+		}
+		close(ctl);
+		close(fd);
+		if (mount(dev, ws, "ext4", MS_NOSUID | MS_NODEV, NULL) == -1) {
+			snprintf(err, len, "mount %s: %s", dev,
+			    strerror(errno));
+			close(lfd);
+			return -1;
+		}
+		/* Autoclear: the device goes with the mount. */
+		close(lfd);
+		return 0;
+	}
+	snprintf(err, len, "no loop device: %s", strerror(errno));
+	close(ctl);
+	close(fd);
+	return -1;
+}
+
+static void
+pop_reply(struct pop *op, uint32_t type, pid_t pid)
+{
+	struct priv_result	 r;
+
+	memset(&r, 0, sizeof(r));
+	memcpy(r.id, op->id, sizeof(r.id));
+	r.pid = pid;
+	str_copy(r.message, op->error, sizeof(r.message));
+	imsgev_compose(&piev, type, 0, -1, &r, sizeof(r));
+}
+
+static void
+pop_free(struct pop *op)
+{
+	TAILQ_REMOVE(&pops, op, entry);
+	if (op->initfd != -1)
+		close(op->initfd);
+	free(op);
+}
+
+static void
+pop_fail(struct pop *op, const char *fmt, ...)
+    __attribute__((__format__(printf, 2, 3)));
+
+static void
+pop_fail(struct pop *op, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(op->error, sizeof(op->error), fmt, ap);
+	va_end(ap);
+	log_warnx("sandbox %s: %s", op->id, op->error);
+	if (op->type == IMSG_PRIV_START) {
+		/* Undo what was done; the reply goes after that. */
+		op->type = IMSG_PRIV_DESTROY;
+		op->flags = PRIV_DESTROY_FAILED_START;
+		op->step = 0;
+		pop_step(op, 0);
+		return;
+	}
+	pop_reply(op, (op->flags & PRIV_DESTROY_FAILED_START) ?
+	    IMSG_PRIV_STARTED : IMSG_PRIV_DESTROYED, 0);
+	pop_free(op);
+}
+
+/* The runc error in the log of a failed start, for the client to see. */
+static void
+pop_runc_error(struct pop *op, int status)
+{
+	char	 path[PATH_MAX], buf[4096], *line, *save, *last = NULL;
+	int	 fd;
+	ssize_t	 n;
+
+	(void)str_fmt(path, sizeof(path), "%s/runc.log", op->bundle);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		pop_fail(op, "runc failed with status %d", status);
+		return;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		last = line;
+	pop_fail(op, "runc failed: %s", last != NULL ? last : "no message");
+}
+
+enum {
+	START_DISK,		/* persistent: make the disk if missing */
+	START_MKFS,		/* wait for mkfs.ext4 */
+	START_BUNDLE,		/* mount, write the bundle, run runc */
+	START_RUNC,		/* wait for runc run -d */
+};
+
+static void
+pop_start(struct pop *op, int status)
+{
+	char		 uidgid[64], err[256], pidfile[PATH_MAX], logf[PATH_MAX];
+	char		 buf[32], cgpath[64];
+	struct bundle	 b;
+	struct limits	 lim;
+	uint32_t	 base;
+	int		 fd;
+	ssize_t		 n;
+	pid_t		 pid;
+
+	base = pconf->uid_base + op->start.slot * UID_RANGE;
+	switch (op->step) {
+	case START_DISK:
+		(void)str_fmt(op->bundle, sizeof(op->bundle), "%s/%s/%s",
+		    pconf->run_dir, SBX_BUNDLES, op->id);
+		if (mkdir(op->bundle, 0700) == -1) {
+			pop_fail(op, "bundle: %s", strerror(errno));
+			return;
+		}
+		if (!op->start.persistent) {
+			op->step = START_BUNDLE;
+			pop_start(op, 0);
+			return;
+		}
+		(void)str_fmt(op->disk, sizeof(op->disk), "%s/%s/%s",
+		    pconf->state_dir, SBX_DISKS, op->id);
+		(void)str_fmt(op->ws, sizeof(op->ws), "%s/ws", op->disk);
+		if (mkdir(op->disk, 0711) == -1 && errno != EEXIST) {
+			pop_fail(op, "disk directory: %s", strerror(errno));
+			return;
+		}
+		if (mkdir(op->ws, 0755) == -1 && errno != EEXIST) {
+			pop_fail(op, "workspace: %s", strerror(errno));
+			return;
+		}
+		(void)str_fmt(err, sizeof(err), "%s/disk.img", op->disk);
+		if (access(err, F_OK) == 0) {
+			op->step = START_BUNDLE;
+			pop_start(op, 0);
+			return;
+		}
+		/* A sparse file: space is taken as the sandbox writes. */
+		if ((fd = open(err, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+		    O_NOFOLLOW, 0600)) == -1 ||
+		    ftruncate(fd, (off_t)op->start.disk) == -1) {
+			pop_fail(op, "disk: %s", strerror(errno));
+			if (fd != -1)
+				close(fd);
+			return;
+		}
+		close(fd);
+		snprintf(uidgid, sizeof(uidgid), "root_owner=%u:%u",
+		    base + SBX_USER_UID, base + SBX_USER_UID);
+		{
+			const char *argv[] = { "/sbin/mkfs.ext4", "-q", "-F",
+			    "-m", "0", "-E", uidgid, err, NULL };
+
+			if ((op->pid = priv_spawn(argv, -1)) == -1) {
+				pop_fail(op, "mkfs: %s", strerror(errno));
+				return;
+			}
+		}
+		op->step = START_MKFS;
+		return;
+	case START_MKFS:
+		if (status != 0) {
+			(void)str_fmt(err, sizeof(err), "%s/disk.img", op->disk);
+			unlink(err);
+			pop_fail(op, "mkfs.ext4 failed with status %d",
+			    status);
+			return;
+		}
+		op->step = START_BUNDLE;
+		pop_start(op, 0);
+		return;
+	case START_BUNDLE:
+		if (op->start.persistent) {
+			(void)str_fmt(err, sizeof(err), "%s/disk.img", op->disk);
+			if (priv_mount_disk(err, op->ws, op->error,
+			    sizeof(op->error)) == -1) {
+				pop_fail(op, "%s", op->error);
+				return;
+			}
+		}
+		memset(&lim, 0, sizeof(lim));
+		lim.memory = op->start.memory;
+		lim.disk = op->start.disk;
+		lim.cpus = op->start.cpus;
+		lim.pids = op->start.pids;
+		lim.network = op->start.network;
+		snprintf(cgpath, sizeof(cgpath), "/mcpd/%s", op->id);
+		memset(&b, 0, sizeof(b));
+		b.id = op->id;
+		b.dir = op->bundle;
+		b.image = policy_image(pconf, op->start.image);
+		b.host = &host_image;
+		b.init = pconf->sandbox_init;
+		b.uid_base = base;
+		b.limits = &lim;
+		b.workspace = op->start.persistent ? op->ws : NULL;
+		b.cgroup = cgpath;
+		b.memsw = memsw;
+		if (bundle_write(&b, err, sizeof(err)) == -1) {
+			pop_fail(op, "bundle: %s", err);
+			return;
+		}
+		(void)str_fmt(pidfile, sizeof(pidfile), "%s/pid", op->bundle);
+		(void)str_fmt(logf, sizeof(logf), "%s/runc.log", op->bundle);
+		{
+			const char *argv[] = { pconf->runc, "--root",
+			    runc_root, "--log", logf, "run", "-d",
+			    "--preserve-fds", "1", "--pid-file", pidfile,
+			    "-b", op->bundle, op->id, NULL };
+
+			if ((op->pid = priv_spawn(argv, op->initfd)) == -1) {
+				pop_fail(op, "runc: %s", strerror(errno));
+				return;
+			}
+		}
+		close(op->initfd);
+		op->initfd = -1;
+		op->step = START_RUNC;
+		return;
+	case START_RUNC:
+		if (status != 0) {
+			pop_runc_error(op, status);
+			return;
+		}
+		(void)str_fmt(pidfile, sizeof(pidfile), "%s/pid", op->bundle);
+		pid = 0;
+		if ((fd = open(pidfile, O_RDONLY | O_CLOEXEC)) != -1) {
+			if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+				buf[n] = '\0';
+				pid = (pid_t)strtol(buf, NULL, 10);
+			}
+			close(fd);
+		}
+		if (pid <= 0) {
+			pop_fail(op, "runc left no pid");
+			return;
+		}
+		pop_reply(op, IMSG_PRIV_STARTED, pid);
+		pop_free(op);
+		return;
+	}
+}
+
+enum {
+	DESTROY_RUNC,
+	DESTROY_WAIT,
+};
+
+static void
+pop_destroy(struct pop *op, int status)
+{
+	char	 logf[PATH_MAX], ws[PATH_MAX];
+
+	switch (op->step) {
+	case DESTROY_RUNC:
+		(void)str_fmt(op->bundle, sizeof(op->bundle), "%s/%s/%s",
+		    pconf->run_dir, SBX_BUNDLES, op->id);
+		(void)str_fmt(logf, sizeof(logf), "%s/runc.log", op->bundle);
+		{
+			const char *argv[] = { pconf->runc, "--root",
+			    runc_root, "delete", "--force", op->id, NULL };
+
+			if ((op->pid = priv_spawn(argv, -1)) == -1) {
+				pop_fail(op, "runc: %s", strerror(errno));
+				return;
+			}
+		}
+		op->step = DESTROY_WAIT;
+		return;
+	case DESTROY_WAIT:
+		/* runc says nothing useful if the container is gone. */
+		(void)str_fmt(op->disk, sizeof(op->disk), "%s/%s/%s",
+		    pconf->state_dir, SBX_DISKS, op->id);
+		(void)str_fmt(ws, sizeof(ws), "%s/ws", op->disk);
+		if (umount2(ws, MNT_DETACH) == -1 && errno != EINVAL &&
+		    errno != ENOENT)
+			log_warn("sandbox %s: umount workspace", op->id);
+		if (rm_tree(op->bundle) == -1)
+			log_warn("sandbox %s: remove bundle", op->id);
+		if ((op->flags & PRIV_DESTROY_WORKSPACE) &&
+		    rm_tree(op->disk) == -1)
+			log_warn("sandbox %s: remove disk", op->id);
+		if (op->flags & PRIV_DESTROY_FAILED_START) {
+			pop_reply(op, IMSG_PRIV_STARTED, 0);
+			pop_free(op);
+			return;
+		}
+		pop_reply(op, IMSG_PRIV_DESTROYED, 0);
+		pop_free(op);
+		return;
+	}
+}
+
+static void
+pop_step(struct pop *op, int status)
+{
+	if (op->type == IMSG_PRIV_START)
+		pop_start(op, status);
+	else
+		pop_destroy(op, status);
+}
+
+static void
+priv_sigchld(evutil_socket_t sig, short events, void *arg)
+{
+	struct pop	*op;
+	pid_t		 pid;
+	int		 st, status;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		TAILQ_FOREACH(op, &pops, entry)
+			if (op->pid == pid)
+				break;
+		if (op == NULL)
+			continue;	/* a container's init, reaped */
+		op->pid = 0;
+		pop_step(op, status);
+	}
+}
+
+static void
+priv_dispatch(struct imsgev *iev, struct imsg *imsg)
+{
+	struct priv_start	 ps;
+	struct priv_destroy	 pd;
+	struct image		*im;
+	struct pop		*op;
+	const char		*why;
+
+	switch (imsg->hdr.type) {
+	case IMSG_PRIV_START:
+		if (proto_payload(imsg->data, imsg->datalen, &ps,
+		    sizeof(ps)) == -1 || imsg->fd == -1)
+			fatalx("priv: malformed start request");
+		op = xcalloc(1, sizeof(*op));
+		op->type = IMSG_PRIV_START;
+		op->initfd = imsg_take_fd(imsg);
+		if ((why = priv_check_start(&ps, &im)) != NULL) {
+			/* The main process broke the protocol. */
+			fatalx("priv: refused start: %s", why);
+		}
+		op->start = ps;
+		memcpy(op->id, ps.id, sizeof(op->id));
+		TAILQ_INSERT_TAIL(&pops, op, entry);
+		pop_step(op, 0);
+		break;
+	case IMSG_PRIV_DESTROY:
+		if (proto_payload(imsg->data, imsg->datalen, &pd,
+		    sizeof(pd)) == -1 ||
+		    memchr(pd.id, '\0', sizeof(pd.id)) == NULL ||
+		    !sandbox_id_valid(pd.id) ||
+		    (pd.flags & ~PRIV_DESTROY_WORKSPACE) != 0)
+			fatalx("priv: malformed destroy request");
+		op = xcalloc(1, sizeof(*op));
+		op->type = IMSG_PRIV_DESTROY;
+		op->initfd = -1;
+		op->flags = pd.flags;
+		memcpy(op->id, pd.id, sizeof(op->id));
+		TAILQ_INSERT_TAIL(&pops, op, entry);
+		pop_step(op, 0);
+		break;
+	default:
+		fatalx("priv: unexpected message type %u", imsg->hdr.type);
+	}
+}
+
+static void
+priv_closed(struct imsgev *iev, const char *why)
+{
+	/* The main process is gone: so are we, and our containers. */
+	event_base_loopbreak(pbase);
+}
+
+static void
+priv_sigterm(evutil_socket_t sig, short events, void *arg)
+{
+	/* The main process died without closing the channel. */
+	event_base_loopbreak(pbase);
+}
+
+static void
+priv_shutdown(void)
+{
+	char		 out[65536], *id, *save;
+	const char	*list[] = { pconf->runc, "--root", runc_root, "list",
+			    "-q", NULL };
+	const char	*del[] = { pconf->runc, "--root", runc_root, "delete",
+			    "--force", NULL, NULL };
+
+	/* Nothing outlives sandboxd: kill and delete every container. */
+	signal(SIGCHLD, SIG_DFL);
+	if (run_wait(list, out, sizeof(out)) != 0)
+		return;
+	for (id = strtok_r(out, "\n", &save); id != NULL;
+	    id = strtok_r(NULL, "\n", &save)) {
+		if (!sandbox_id_valid(id))
+			continue;
+		del[5] = id;
+		run_wait(del, NULL, 0);
+	}
+}
+
+void
+priv_main(struct policy *conf, int fd, int debug)
+{
+	struct event	*ev_chld, *ev_term;
+
+	pconf = conf;
+	log_init(debug ? LOG_DEST_JOURNAL : LOG_DEST_SYSLOG, log_getverbose(),
+	    "mcp-sandboxd[priv]");
+	/* Ctrl-C reaches the whole group: the main process says when. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	if ((pbase = event_base_new()) == NULL)
+		fatalx("priv: cannot create the event base");
+	/* SIGTERM also comes if the main process dies without a word. */
+	if ((ev_term = evsignal_new(pbase, SIGTERM, priv_sigterm, NULL)) ==
+	    NULL || evsignal_add(ev_term, NULL) == -1)
+		fatalx("priv: cannot watch SIGTERM");
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1)
+		fatal("PR_SET_PDEATHSIG");
+	if (getppid() == 1)
+		exit(1);	/* the main process died already */
+	priv_setup();
+
+	if ((ev_chld = evsignal_new(pbase, SIGCHLD, priv_sigchld, NULL)) ==
+	    NULL || evsignal_add(ev_chld, NULL) == -1)
+		fatalx("priv: cannot watch SIGCHLD");
+	if (imsgev_init(&piev, pbase, fd, PROTO_MAX_FRAME, IMSGBUF_FDPASS,
+	    priv_dispatch, priv_closed, NULL) == -1)
+		fatalx("priv: cannot set up its channel");
+	imsgev_compose(&piev, IMSG_PRIV_READY, 0, -1, NULL, 0);
+	event_base_dispatch(pbase);
+
+	priv_shutdown();
+	exit(0);
+}

@@ -1,0 +1,220 @@
+/*
+ * mcp-sandboxd internals.
+ *
+ * The main process serves requests; every container it runs has a
+ * sandbox-init as PID 1 reached over an imsg channel.  A privileged
+ * helper, forked before the main process confines itself, alone builds
+ * bundles, runs runc and mounts workspaces (priv.c).
+ *
+ *	sandboxd.c	main, the clients, request validation
+ *	job.c		requests in progress, step by step
+ *	sandbox.c	sandbox objects, containers, the init channel
+ *	exec.c		one process tree: pipes, cgroups, timeout, result
+ *	fileop.c	file operations relayed to sandbox-init
+ *	cgroup.c	per-exec cgroups: placement, kill, accounting
+ *	state.c		the state database of persistent sandboxes
+ *	audit.c		intent and result records, and waiting for them
+ *	priv.c		the privileged helper
+ *	bundle.c,	OCI bundles from policy; the container's seccomp
+ *	profile.c	profile; the host image (image.c)
+ */
+#ifndef MCPD_SANDBOXD_H
+#define MCPD_SANDBOXD_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <limits.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "imsgev.h"
+#include "policy.h"
+#include "proc.h"
+#include "proto.h"
+
+struct audit_body;
+struct job;
+struct exec;
+struct fileop;
+
+/* Where sandboxd keeps things, under the run and state directories. */
+#define SBX_RUNC_ROOT		"runc"		/* run dir: runc's state */
+#define SBX_BUNDLES		"bundles"	/* run dir: one per container */
+#define SBX_DISKS		"sandboxes"	/* state dir: persistent disks */
+#define SBX_IMAGES		"images"	/* state dir: prepared images */
+#define SBX_STATE_DB		"state.db"	/* state dir */
+
+#define SANDBOX_START_TIMEOUT_MS	30000
+#define EXEC_DRAIN_MS		200	/* output after the process ended */
+#define EXEC_REPORT_MS		5000	/* init's word after a kill */
+#define STOP_GRACE_MS		2000	/* SIGTERM before SIGKILL */
+#define REAP_INTERVAL_MS	5000
+
+enum sandbox_state {
+	SB_IDLE,		/* persistent, no container: starts on demand */
+	SB_STARTING,		/* runc and sandbox-init on their way */
+	SB_RUNNING,
+	SB_STOPPING,		/* being destroyed */
+};
+
+/* A request waiting for its sandbox's container to come up. */
+struct waiter {
+	TAILQ_ENTRY(waiter)	 entry;
+	void			(*ready)(struct job *, const char *);
+	struct job		*job;
+};
+
+struct sandbox {
+	TAILQ_ENTRY(sandbox)	 entry;
+	char			 id[SBX_ID_LEN + 1];
+	char			 tenant[SBX_NAME_MAX];
+	char			 name[SBX_NAME_MAX];
+	char			 image[SBX_NAME_MAX];
+	struct limits		 lim;		/* in force */
+	char			**env;		/* for every exec */
+	size_t			 nenv;
+	int			 persistent;
+	uint32_t		 slot;		/* host uid range */
+	enum sandbox_state	 state;
+	pid_t			 init_pid;	/* host pid of sandbox-init */
+	struct imsgev		 iev;		/* to sandbox-init, when up */
+	int			 iev_open;
+	struct event		*ev_start;	/* start deadline */
+	TAILQ_HEAD(, waiter)	 waiters;
+	TAILQ_HEAD(, exec)	 execs;
+	TAILQ_HEAD(, fileop)	 fileops;
+	uint32_t		 next_op;	/* exec and file op ids */
+	int64_t			 created;	/* seconds since the epoch */
+	int64_t			 last_used;
+	uint64_t		 oom_base;	/* oom kills seen so far */
+	struct job		*stopper;	/* the stop in progress */
+	uint32_t		 destroy_flags;	/* of the destroy under way */
+	uint32_t		 redestroy;	/* flags for one more after it */
+};
+
+TAILQ_HEAD(sandboxq, sandbox);
+
+/* Everything the main process shares between its files. */
+struct sandboxd {
+	struct policy		*conf;
+	struct event_base	*base;
+	struct imsgev		 priv;		/* the privileged helper */
+	int			 priv_ready;
+	struct client		*auditd;
+	struct sandboxq		 sandboxes;
+	uint8_t			*slots;		/* uid ranges in use */
+	char			 runc_root[PATH_MAX];
+	int			 shutting_down;
+};
+
+extern struct sandboxd	*sbd;
+
+/* sandbox.c */
+struct sandbox	*sandbox_new(const char *, const char *, const char *,
+		    const struct limits *, int, const char *);
+struct sandbox	*sandbox_find(const char *, const char *);
+/* Run ready(job, NULL) once the container is up, or ready(job, error). */
+void		 sandbox_want(struct sandbox *, struct job *,
+		    void (*)(struct job *, const char *));
+void		 sandbox_forget_job(struct sandbox *, struct job *);
+/* Tear the container down; persistent disks go too with PRIV_DESTROY_*. */
+void		 sandbox_destroy(struct sandbox *, uint32_t, const char *);
+void		 sandbox_free(struct sandbox *);
+void		 sandbox_priv_dispatch(struct imsg *);
+uint32_t	 sandbox_next_op(struct sandbox *);
+int		 sandbox_slot_alloc(uint32_t *);
+void		 sandbox_slot_take(uint32_t);
+void		 sandbox_slot_free(uint32_t);
+void		 sandbox_touch(struct sandbox *);
+int		 sandbox_id_valid(const char *);
+void		 sandbox_new_id(char [SBX_ID_LEN + 1]);
+void		 sandbox_reap(void);
+void		 sandbox_shutdown(void);
+
+/* exec.c */
+struct exec_spec {
+	const char *const	*argv;
+	size_t			 argc;
+	const char *const	*env;
+	size_t			 envc;
+	const char		*cwd;		/* beneath the workspace */
+	const void		*stdin_data;
+	size_t			 stdin_len;
+	uint64_t		 timeout;	/* ms */
+	uint64_t		 output;	/* bytes, stdout and stderr */
+	uint32_t		 phase;		/* SBX_PHASE_* */
+	int			 path_lookup;	/* INIT_EXEC_PATH */
+};
+
+struct exec	*exec_start(struct sandbox *, const struct exec_spec *,
+		    struct job *);
+void		 exec_cancel(struct exec *);
+void		 exec_init_dispatch(struct sandbox *, struct imsg *);
+/* The container went away: every exec ends now. */
+void		 exec_sandbox_gone(struct sandbox *, const char *);
+uint32_t	 exec_count(const struct sandbox *);
+
+/* fileop.c */
+void		 fileop_start(struct sandbox *, struct job *, uint32_t,
+		    const struct init_file *, const char *, const void *);
+void		 fileop_init_dispatch(struct sandbox *, struct imsg *);
+void		 fileop_sandbox_gone(struct sandbox *, const char *);
+
+/* job.c: called by exec.c and fileop.c as work completes. */
+void		 job_output(struct job *, uint32_t, uint32_t, const void *,
+		    size_t);
+void		 job_exec_done(struct job *, const struct sbx_result *,
+		    const char *);
+void		 job_file_data(struct job *, uint32_t, const void *, size_t);
+void		 job_file_done(struct job *, const struct init_done *,
+		    const char *);
+size_t		 job_client_queued(struct job *);
+void		 job_dispatch(struct conn *, struct imsg *);
+void		 job_conn_down(struct conn *);
+void		 job_sandbox_stopped(struct job *, const char *);
+
+/* cgroup.c */
+int		 cgroup_init(char *, size_t);
+int		 cgroup_exec_create(const char *, uint32_t);
+int		 cgroup_exec_attach(const char *, uint32_t, pid_t);
+void		 cgroup_exec_kill(const char *, uint32_t);
+int		 cgroup_exec_empty(const char *, uint32_t);
+void		 cgroup_exec_remove(const char *, uint32_t);
+void		 cgroup_exec_usage(const char *, uint32_t, uint64_t *,
+		    uint64_t *);
+uint64_t	 cgroup_oom_kills(const char *);
+uint64_t	 cgroup_memory_now(const char *);
+void		 cgroup_sandbox_kill(const char *, int);
+void		 cgroup_cleanup(void);
+int		 cgroup_landlock_paths(const char *[], size_t);
+
+/* state.c */
+int		 state_open(const char *);
+void		 state_close(void);
+void		 state_load(void);
+int		 state_save(const struct sandbox *);
+void		 state_touch(const struct sandbox *);
+void		 state_delete(const char *);
+void		 state_prune_disks(void);
+
+/* audit.c */
+typedef void	(*audit_done_fn)(void *, int, const char *);
+/*
+ * Send a record.  With done set, done(arg, ok, error) runs once auditd
+ * has committed it, or failed to; when the policy does not require audit,
+ * done runs at once with ok.
+ */
+void		 audit_send(uint32_t, uint32_t, const char *, const char *,
+		    const struct audit_body *, audit_done_fn, void *);
+void		 audit_cancel(void *);
+void		 audit_auditd_up(struct conn *);
+void		 audit_auditd_down(void);
+void		 audit_dispatch(struct conn *, struct imsg *);
+
+/* priv.c */
+void		 priv_main(struct policy *, int, int)
+		    __attribute__((__noreturn__));
+
+#endif
