@@ -329,7 +329,7 @@ test_defaults(void)
 	ok(p->audit.required == 1, "audit required by default");
 	ok(strcmp(p->audit.socket, "/run/mcpd/auditd.sock") == 0,
 	    "default audit socket");
-	ok(strcmp(p->audit.database, "/var/lib/mcpd/audit.db") == 0,
+	ok(strcmp(p->audit.database, "/var/lib/mcpd/audit/audit.db") == 0,
 	    "default audit database");
 	ok(strcmp(p->audit.user, DEFAULT_AUDIT_USER) == 0,
 	    "default audit user");
