@@ -1600,8 +1600,8 @@ limits_idle(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 static void
 limits_lifetime(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 {
-	limits_duration(ctx, loc, LIMIT_LIFETIME, "lifetime", s, MS_MINUTE,
-	    365 * 24 * MS_HOUR, "1m..8760h", &ctx->limits->lifetime);
+	limits_duration(ctx, loc, LIMIT_LIFETIME, "lifetime", s, 1000,
+	    365 * 24 * MS_HOUR, "1s..8760h", &ctx->limits->lifetime);
 }
 
 static void

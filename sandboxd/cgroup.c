@@ -302,12 +302,17 @@ cgroup_exec_usage(const char *id, uint32_t exec, uint64_t *cpu_ns,
 	*peak = cg_read_u64(path);
 }
 
+/*
+ * OOM kills counted in a group: the kernel counts one on the victim's own
+ * group, which for an exec's processes is the exec's (exec != 0), though
+ * the limit that was hit is the container's.
+ */
 uint64_t
-cgroup_oom_kills(const char *id)
+cgroup_oom_kills(const char *id, uint32_t exec)
 {
 	char	 path[PATH_MAX], buf[512], *p;
 
-	cg_path(path, sizeof(path), CG_MEMORY, id, 0, "memory.oom_control");
+	cg_path(path, sizeof(path), CG_MEMORY, id, exec, "memory.oom_control");
 	if (cg_read(path, buf, sizeof(buf)) <= 0 ||
 	    (p = strstr(buf, "oom_kill ")) == NULL)
 		return 0;
@@ -369,17 +374,17 @@ cg_prune(const char *dir, int self)
 }
 
 /*
- * Groups a previous run left, and at shutdown the /mcpd parents runc made
- * in every hierarchy: only empty ones can go, which is what we want.
+ * Groups a previous run left and, with parents set, the /mcpd parents runc
+ * made in every hierarchy: only empty ones can go, which is what we want.
  */
 void
-cgroup_cleanup(void)
+cgroup_cleanup(int parents)
 {
 	char	 path[PATH_MAX];
 	int	 i;
 
-	for (i = 0; i < cg_nall; i++) {
-		str_fmt(path, sizeof(path), "%s/%s", cg_all[i], CG_PARENT);
-		cg_prune(path, sbd->shutting_down);
-	}
+	for (i = 0; i < cg_nall; i++)
+		if (str_fmt(path, sizeof(path), "%s/%s", cg_all[i],
+		    CG_PARENT) == 0)
+			cg_prune(path, parents);
 }

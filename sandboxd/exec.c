@@ -382,7 +382,7 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	ex->phase = spec->phase;
 	ex->cap = spec->output;
 	ex->start_ns = mono_ns();
-	ex->oom_before = cgroup_oom_kills(sb->id);
+	ex->oom_before = cgroup_oom_kills(sb->id, 0);
 	if (cgroup_exec_create(sb->id, ex->id) == -1) {
 		exec_close_pipes(in, out, err, sync);
 		free(ex);
@@ -480,9 +480,12 @@ exec_result(struct exec *ex, struct sbx_result *r)
 		r->flags |= SBX_R_TRUNCATED;
 	if (ex->ex.exec_errno != 0)
 		r->flags |= SBX_R_EXEC_FAILED;
-	/* Killed by the kernel for memory, not by us. */
-	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && !ex->killed &&
-	    cgroup_oom_kills(ex->sb->id) > ex->oom_before)
+	/*
+	 * The kernel killed for memory in this sandbox while the exec ran:
+	 * whichever process it chose, a shell above it may have lived on.
+	 */
+	if ((ex->placed && cgroup_oom_kills(ex->sb->id, ex->id) > 0) ||
+	    cgroup_oom_kills(ex->sb->id, 0) > ex->oom_before)
 		r->flags |= SBX_R_OOM;
 }
 

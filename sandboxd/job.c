@@ -440,20 +440,43 @@ run_files(struct job *job, const char *error)
 	run_build(job);
 }
 
+/*
+ * A policy command for sh -c.  A simple one is exec'd, so the program is
+ * what ends the exec, with its own exit status or signal; a compound one
+ * runs as written.
+ */
+static char *
+job_command(const char *cmd, int with_args)
+{
+	char	*script;
+
+	if (strpbrk(cmd, ";&|()<>`$\\\n'\"") == NULL)
+		xasprintf(&script, "exec %s%s", cmd, with_args ? " \"$@\"" :
+		    "");
+	else
+		xasprintf(&script, "%s%s", cmd, with_args ? " \"$@\"" : "");
+	return script;
+}
+
 static void
 run_build(struct job *job)
 {
 	const char	*argv[3];
+	char		*script;
+	int		 rv;
 
 	if (job->lang == NULL || job->lang->build == NULL) {
 		run_main(job);
 		return;
 	}
+	script = job_command(job->lang->build, 0);
 	argv[0] = "/bin/sh";
 	argv[1] = "-c";
-	argv[2] = job->lang->build;
+	argv[2] = script;
 	job->in_build = 1;
-	if (job_exec(job, argv, 3, 0, SBX_PHASE_BUILD, NULL, 0) == -1)
+	rv = job_exec(job, argv, 3, 0, SBX_PHASE_BUILD, NULL, 0);
+	free(script);
+	if (rv == -1)
 		job_finish(job);
 }
 
@@ -468,7 +491,7 @@ run_main(struct job *job)
 	if (job->lang != NULL) {
 		/* The policy's command, the user's args as "$@": no
 		 * argument is ever parsed by the shell. */
-		xasprintf(&script, "%s \"$@\"", job->lang->run);
+		script = job_command(job->lang->run, 1);
 		argc = 4 + job->nargs;
 		argv = xcalloc(argc, sizeof(*argv));
 		argv[0] = "/bin/sh";

@@ -61,6 +61,17 @@ struct pop {
 	char			 disk[PATH_MAX];	/* persistent: dir */
 	char			 ws[PATH_MAX];	/* persistent: mount point */
 	char			 error[SBX_MSG_MAX];
+	pid_t			 initpid;	/* STARTED: the container's */
+	int			 readyfd;	/* slirp4netns: configured */
+	struct event		*ev_ready;
+};
+
+/* A container's user-mode network, for policies that allow egress. */
+struct net {
+	TAILQ_ENTRY(net)	 entry;
+	char			 id[SBX_ID_LEN + 1];
+	pid_t			 pid;
+	int			 exitfd;	/* closing it ends slirp4netns */
 };
 
 static struct policy		*pconf;
@@ -70,8 +81,12 @@ static struct image_host	 host_image;
 static int			 memsw;
 static char			 runc_root[PATH_MAX];
 static TAILQ_HEAD(, pop)	 pops = TAILQ_HEAD_INITIALIZER(pops);
+static TAILQ_HEAD(, net)	 nets = TAILQ_HEAD_INITIALIZER(nets);
 
 static void	pop_step(struct pop *, int);
+static void	pop_reply(struct pop *, uint32_t, pid_t);
+static void	pop_fail(struct pop *, const char *, ...)
+		    __attribute__((__format__(printf, 2, 3)));
 
 /* Blocking helpers, for start-up only. */
 
@@ -173,6 +188,8 @@ priv_setup(void)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
 	priv_runc_version();
+	if (cgroup_init(path, sizeof(path)) == -1)
+		fatalx("cgroups: %s", path);
 	memsw = access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
 	    F_OK) == 0;
 
@@ -198,6 +215,16 @@ priv_setup(void)
 			fatalx("image \"%s\": %s", im->name, err);
 	if (access(pconf->sandbox_init, X_OK) == -1)
 		fatal("sandbox-init %s", pconf->sandbox_init);
+	{
+		struct limits	*l;
+
+		TAILQ_FOREACH(l, &pconf->limits, entry)
+			if (l->network == NET_EGRESS &&
+			    access("/usr/bin/slirp4netns", X_OK) == -1)
+				fatalx("limits \"%s\" allow network egress, "
+				    "which needs slirp4netns: install it",
+				    l->name);
+	}
 }
 
 /* Validation: every field, before anything is done. */
@@ -324,12 +351,98 @@ pop_free(struct pop *op)
 	TAILQ_REMOVE(&pops, op, entry);
 	if (op->initfd != -1)
 		close(op->initfd);
+	if (op->ev_ready != NULL)
+		event_free(op->ev_ready);
+	if (op->readyfd != -1)
+		close(op->readyfd);
 	free(op);
 }
 
+/* End a container's network, if it has one. */
 static void
-pop_fail(struct pop *op, const char *fmt, ...)
-    __attribute__((__format__(printf, 2, 3)));
+net_stop(const char *id)
+{
+	struct net	*n;
+
+	TAILQ_FOREACH(n, &nets, entry)
+		if (strcmp(n->id, id) == 0)
+			break;
+	if (n == NULL)
+		return;
+	TAILQ_REMOVE(&nets, n, entry);
+	close(n->exitfd);
+	kill(n->pid, SIGTERM);
+	free(n);
+}
+
+static void
+net_ready(evutil_socket_t fd, short events, void *arg)
+{
+	struct pop	*op = arg;
+	char		 c;
+
+	if (read(op->readyfd, &c, 1) != 1) {
+		pop_fail(op, "the user-mode network did not come up");
+		return;
+	}
+	pop_reply(op, IMSG_PRIV_STARTED, op->initpid);
+	pop_free(op);
+}
+
+/*
+ * slirp4netns gives the container's own network namespace a NAT to the
+ * outside, with the host's loopback out of reach; it sandboxes itself.
+ */
+static int
+net_start(struct pop *op)
+{
+	struct net	*n;
+	char		 pid[16];
+	int		 ready[2], ex[2], devnull;
+	const char	*argv[] = { "/usr/bin/slirp4netns", "--configure",
+			    "--mtu=65520", "--disable-host-loopback",
+			    "--enable-sandbox", "--enable-seccomp",
+			    "--ready-fd=3", "--exit-fd=4", pid, "tap0", NULL };
+
+	snprintf(pid, sizeof(pid), "%d", (int)op->initpid);
+	if (pipe2(ready, O_CLOEXEC) == -1)
+		return -1;
+	if (pipe2(ex, O_CLOEXEC) == -1) {
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
+	n = xcalloc(1, sizeof(*n));
+	memcpy(n->id, op->id, sizeof(n->id));
+	if ((n->pid = fork()) == -1) {
+		close(ready[0]);
+		close(ready[1]);
+		close(ex[0]);
+		close(ex[1]);
+		free(n);
+		return -1;
+	}
+	if (n->pid == 0) {
+		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		dup2(ready[1], 3);
+		dup2(ex[0], 4);
+		signal(SIGPIPE, SIG_DFL);
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	close(ready[1]);
+	close(ex[0]);
+	n->exitfd = ex[1];
+	TAILQ_INSERT_TAIL(&nets, n, entry);
+	op->readyfd = ready[0];
+	if ((op->ev_ready = event_new(pbase, op->readyfd, EV_READ,
+	    net_ready, op)) == NULL || event_add(op->ev_ready, NULL) == -1)
+		fatalx("priv: cannot watch the network's start");
+	return 0;
+}
 
 static void
 pop_fail(struct pop *op, const char *fmt, ...)
@@ -340,6 +453,10 @@ pop_fail(struct pop *op, const char *fmt, ...)
 	vsnprintf(op->error, sizeof(op->error), fmt, ap);
 	va_end(ap);
 	log_warnx("sandbox %s: %s", op->id, op->error);
+	if (op->ev_ready != NULL) {
+		event_free(op->ev_ready);
+		op->ev_ready = NULL;
+	}
 	if (op->type == IMSG_PRIV_START) {
 		/* Undo what was done; the reply goes after that. */
 		op->type = IMSG_PRIV_DESTROY;
@@ -467,6 +584,10 @@ pop_start(struct pop *op, int status)
 				pop_fail(op, "%s", op->error);
 				return;
 			}
+			/* A workspace, not a filesystem: no lost+found. */
+			if (str_fmt(err, sizeof(err), "%s/lost+found",
+			    op->ws) == 0)
+				(void)rmdir(err);
 		}
 		memset(&lim, 0, sizeof(lim));
 		lim.memory = op->start.memory;
@@ -525,6 +646,12 @@ pop_start(struct pop *op, int status)
 			pop_fail(op, "runc left no pid");
 			return;
 		}
+		op->initpid = pid;
+		if (op->start.network == NET_EGRESS) {
+			if (net_start(op) == -1)
+				pop_fail(op, "slirp4netns: %s", strerror(errno));
+			return;		/* STARTED once it is configured */
+		}
 		pop_reply(op, IMSG_PRIV_STARTED, pid);
 		pop_free(op);
 		return;
@@ -543,6 +670,7 @@ pop_destroy(struct pop *op, int status)
 
 	switch (op->step) {
 	case DESTROY_RUNC:
+		net_stop(op->id);
 		(void)str_fmt(op->bundle, sizeof(op->bundle), "%s/%s/%s",
 		    pconf->run_dir, SBX_BUNDLES, op->id);
 		(void)str_fmt(logf, sizeof(logf), "%s/runc.log", op->bundle);
@@ -625,6 +753,7 @@ priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 			fatalx("priv: malformed start request");
 		op = xcalloc(1, sizeof(*op));
 		op->type = IMSG_PRIV_START;
+		op->readyfd = -1;
 		op->initfd = imsg_take_fd(imsg);
 		if ((why = priv_check_start(&ps, &im)) != NULL) {
 			/* The main process broke the protocol. */
@@ -645,6 +774,7 @@ priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 		op = xcalloc(1, sizeof(*op));
 		op->type = IMSG_PRIV_DESTROY;
 		op->initfd = -1;
+		op->readyfd = -1;
 		op->flags = pd.flags;
 		memcpy(op->id, pd.id, sizeof(op->id));
 		TAILQ_INSERT_TAIL(&pops, op, entry);
@@ -681,7 +811,7 @@ priv_shutdown(void)
 	/* Nothing outlives sandboxd: kill and delete every container. */
 	signal(SIGCHLD, SIG_DFL);
 	if (run_wait(list, out, sizeof(out)) != 0)
-		return;
+		out[0] = '\0';
 	for (id = strtok_r(out, "\n", &save); id != NULL;
 	    id = strtok_r(NULL, "\n", &save)) {
 		if (!sandbox_id_valid(id))
@@ -689,6 +819,7 @@ priv_shutdown(void)
 		del[5] = id;
 		run_wait(del, NULL, 0);
 	}
+	cgroup_cleanup(1);
 }
 
 void

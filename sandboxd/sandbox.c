@@ -388,7 +388,6 @@ sandbox_init_hello(struct sandbox *sb, struct imsg *imsg)
 	}
 	evtimer_del(sb->ev_start);
 	sb->state = SB_RUNNING;
-	sb->oom_base = cgroup_oom_kills(sb->id);
 	sandbox_run_waiters(sb, NULL);
 }
 

@@ -362,9 +362,9 @@ sandboxd_stop(void)
 	sandbox_shutdown();
 	/* Closing the channel tells the helper to delete every container. */
 	imsgev_clear(&sbd->priv);
+	/* The helper prunes the cgroups: it alone may, in every hierarchy. */
 	while (waitpid(priv_pid, &st, 0) == -1 && errno == EINTR)
 		;
-	cgroup_cleanup();
 	state_close();
 }
 
@@ -410,7 +410,7 @@ main(int argc, char *argv[])
 		fatalx("cannot open the state database %s", path);
 	state_load();
 	state_prune_disks();
-	cgroup_cleanup();
+	cgroup_cleanup(0);
 	if (imsgev_init(&sbd->priv, sbd->base, pfd, PROTO_MAX_FRAME,
 	    IMSGBUF_FDPASS, sandboxd_priv_dispatch, sandboxd_priv_closed,
 	    NULL) == -1)

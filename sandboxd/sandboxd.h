@@ -50,7 +50,7 @@ struct fileop;
 #define EXEC_DRAIN_MS		200	/* output after the process ended */
 #define EXEC_REPORT_MS		5000	/* init's word after a kill */
 #define STOP_GRACE_MS		2000	/* SIGTERM before SIGKILL */
-#define REAP_INTERVAL_MS	5000
+#define REAP_INTERVAL_MS	1000
 
 enum sandbox_state {
 	SB_IDLE,		/* persistent, no container: starts on demand */
@@ -88,7 +88,6 @@ struct sandbox {
 	uint32_t		 next_op;	/* exec and file op ids */
 	int64_t			 created;	/* seconds since the epoch */
 	int64_t			 last_used;
-	uint64_t		 oom_base;	/* oom kills seen so far */
 	struct job		*stopper;	/* the stop in progress */
 	uint32_t		 destroy_flags;	/* of the destroy under way */
 	uint32_t		 redestroy;	/* flags for one more after it */
@@ -184,10 +183,10 @@ int		 cgroup_exec_empty(const char *, uint32_t);
 void		 cgroup_exec_remove(const char *, uint32_t);
 void		 cgroup_exec_usage(const char *, uint32_t, uint64_t *,
 		    uint64_t *);
-uint64_t	 cgroup_oom_kills(const char *);
+uint64_t	 cgroup_oom_kills(const char *, uint32_t);
 uint64_t	 cgroup_memory_now(const char *);
 void		 cgroup_sandbox_kill(const char *, int);
-void		 cgroup_cleanup(void);
+void		 cgroup_cleanup(int);
 int		 cgroup_landlock_paths(const char *[], size_t);
 
 /* state.c */

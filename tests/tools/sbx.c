@@ -142,6 +142,9 @@ send_req(uint32_t type, struct buf *b)
 		err(1, "request too large");
 	if (imsgbuf_flush(&ib) == -1)
 		err(1, "send");
+	free(b->p);
+	b->p = NULL;
+	b->len = 0;
 }
 
 static void
@@ -246,6 +249,7 @@ answers(void)
 			if (imsg.hdr.type == IMSG_SBX_CREATED) {
 				printf("%s\n", in.id);
 				fprintf(stderr, "sbx: created\n");
+				imsg_free(&imsg);
 				return 0;
 			}
 			print_info(&in);
@@ -265,6 +269,7 @@ answers(void)
 			    (unsigned long long)r.peak_memory,
 			    (unsigned long long)r.stdout_bytes,
 			    (unsigned long long)r.stderr_bytes);
+			imsg_free(&imsg);
 			return 0;
 		case IMSG_SBX_DONE:
 			if (proto_payload(imsg.data, imsg.datalen, &d,
@@ -274,6 +279,7 @@ answers(void)
 			fprintf(stderr, "\nsbx: done size=%llu mode=%o "
 			    "truncated=%d\n", (unsigned long long)d.size,
 			    d.mode, (d.flags & INIT_D_TRUNCATED) ? 1 : 0);
+			imsg_free(&imsg);
 			return 0;
 		case IMSG_SBX_ERROR:
 			if (proto_payload(imsg.data, imsg.datalen, &e,
@@ -282,6 +288,7 @@ answers(void)
 			fflush(stdout);
 			fprintf(stderr, "\nsbx: error code=%u errno=%d %.*s\n",
 			    e.code, e.err, (int)sizeof(e.message), e.message);
+			imsg_free(&imsg);
 			return 2;
 		default:
 			errx(1, "unexpected frame %u", imsg.hdr.type);
@@ -517,7 +524,7 @@ main(int argc, char *argv[])
 	uint32_t	 role = ROLE_MCPD;
 	uid_t		 uid = (uid_t)-1;
 	gid_t		 gid = (gid_t)-1;
-	int		 ch;
+	int		 ch, rv = 1;
 
 	log_init(LOG_DEST_STDERR, 0, "sbx");
 	while ((ch = getopt(argc, argv, "+g:r:s:t:u:")) != -1) {
@@ -545,24 +552,28 @@ main(int argc, char *argv[])
 	connect_as(sock, role);
 	cmd = argv[0];
 	if (strcmp(cmd, "run") == 0)
-		return cmd_run(tenant, argc, argv);
-	if (strcmp(cmd, "create") == 0)
-		return cmd_create(tenant, argc, argv);
-	if (strcmp(cmd, "exec") == 0)
-		return cmd_exec(tenant, argc, argv);
-	if (strcmp(cmd, "write") == 0)
-		return cmd_file(tenant, IMSG_SBX_WRITE, argc, argv);
-	if (strcmp(cmd, "read") == 0)
-		return cmd_file(tenant, IMSG_SBX_READ, argc, argv);
-	if (strcmp(cmd, "ls") == 0)
-		return cmd_file(tenant, IMSG_SBX_LIST_FILES, argc, argv);
-	if (strcmp(cmd, "rm") == 0)
-		return cmd_file(tenant, IMSG_SBX_DELETE, argc, argv);
-	if (strcmp(cmd, "stop") == 0)
-		return cmd_ref(tenant, IMSG_SBX_STOP, argc, argv);
-	if (strcmp(cmd, "list") == 0)
-		return cmd_ref(tenant, IMSG_SBX_LIST, argc, argv);
-	if (strcmp(cmd, "status") == 0)
-		return cmd_ref(tenant, IMSG_SBX_STATUS, argc, argv);
-	usage();
+		rv = cmd_run(tenant, argc, argv);
+	else if (strcmp(cmd, "create") == 0)
+		rv = cmd_create(tenant, argc, argv);
+	else if (strcmp(cmd, "exec") == 0)
+		rv = cmd_exec(tenant, argc, argv);
+	else if (strcmp(cmd, "write") == 0)
+		rv = cmd_file(tenant, IMSG_SBX_WRITE, argc, argv);
+	else if (strcmp(cmd, "read") == 0)
+		rv = cmd_file(tenant, IMSG_SBX_READ, argc, argv);
+	else if (strcmp(cmd, "ls") == 0)
+		rv = cmd_file(tenant, IMSG_SBX_LIST_FILES, argc, argv);
+	else if (strcmp(cmd, "rm") == 0)
+		rv = cmd_file(tenant, IMSG_SBX_DELETE, argc, argv);
+	else if (strcmp(cmd, "stop") == 0)
+		rv = cmd_ref(tenant, IMSG_SBX_STOP, argc, argv);
+	else if (strcmp(cmd, "list") == 0)
+		rv = cmd_ref(tenant, IMSG_SBX_LIST, argc, argv);
+	else if (strcmp(cmd, "status") == 0)
+		rv = cmd_ref(tenant, IMSG_SBX_STATUS, argc, argv);
+	else
+		usage();
+	imsgbuf_clear(&ib);
+	close(ib.fd);
+	return rv;
 }

@@ -824,8 +824,8 @@ test_config(void)
 	    rlimit_of(c, "RLIMIT_NPROC", "soft") == lim.pids,
 	    "RLIMIT_NPROC is the pids limit");
 	ok(rlimit_of(c, "RLIMIT_CORE", "hard") == 0, "RLIMIT_CORE 0");
-	ok(rlimit_of(c, "RLIMIT_FSIZE", "soft") == (json_int_t)lim.disk,
-	    "RLIMIT_FSIZE is the disk limit");
+	ok(rlimit_of(c, "RLIMIT_FSIZE", "soft") == (json_int_t)(2 * lim.disk),
+	    "RLIMIT_FSIZE is twice the disk limit: the quota speaks first");
 	ok(strcmp(jstr(c, "root.path"), host.rootfs) == 0 &&
 	    json_is_true(jget(c, "root.readonly")), "read-only host rootfs");
 	ok(strcmp(jstr(c, "hostname"), "sandbox") == 0, "hostname");

@@ -795,14 +795,14 @@ test_sandbox_settings(void)
 	p = loads("sandbox settings",
 	    "sandbox uids 65536 10\n"
 	    "limits default {\n\tidle 10m\n\tlifetime 2h\n}\n"
-	    "limits short {\n\tidle 1s\n\tlifetime 1m\n}\n"
+	    "limits short {\n\tidle 1s\n\tlifetime 1s\n}\n"
 	    "limits long {\n\tidle 720h\n\tlifetime 8760h\n}\n"
 	    "limits heir {\n\tmemory 1G\n}\n");
 	if (p == NULL)
 		return;
 	ok(p->uid_base == 65536 && p->uid_slots == 10, "sandbox uids read");
 	l = policy_limits(p, "short");
-	ok(l->idle == 1000 && l->lifetime == 60000, "idle and lifetime minima");
+	ok(l->idle == 1000 && l->lifetime == 1000, "idle and lifetime minima");
 	l = policy_limits(p, "long");
 	ok(l->idle == 720ULL * 3600000 && l->lifetime == 8760ULL * 3600000,
 	    "idle and lifetime maxima");
@@ -815,8 +815,8 @@ test_sandbox_settings(void)
 
 	fails("idle out of range", "limits x {\n\tidle 500ms\n}\n",
 	    "t.conf:2: idle 500ms: out of range (1s..720h)");
-	fails("lifetime out of range", "limits x {\n\tlifetime 59s\n}\n",
-	    "t.conf:2: lifetime 59s: out of range (1m..8760h)");
+	fails("lifetime out of range", "limits x {\n\tlifetime 999ms\n}\n",
+	    "t.conf:2: lifetime 999ms: out of range (1s..8760h)");
 	fails("lifetime malformed", "limits x {\n\tlifetime forever\n}\n",
 	    "t.conf:2: lifetime \"forever\": not a duration");
 	fails("idle twice", "limits x {\n\tidle 1m\n\tidle 2m\n}\n",

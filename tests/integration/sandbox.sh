@@ -1,0 +1,551 @@
+#!/bin/bash
+# Sandboxed execution with real runc containers, driven through sandboxd's
+# imsg protocol by tests/tools/sbx (playing mcpd): every operation, every
+# limit, hostile code, persistence across a restart, reaping, audit
+# hooks, and nothing left behind.
+. "$TOP/tests/lib.sh"
+require_root
+
+MU=64101	# mcpd's uid
+AU=64102	# auditd's
+UIDBASE=268435456
+T=$(mktemp -d /tmp/mcpd-sandbox.XXXXXX)
+chmod 0755 "$T"
+CONF=$T/mcpd.conf
+RUN=$T/run
+declare -A PID
+
+cat > "$CONF" <<EOF
+user "$MU"
+run directory "$RUN"
+state directory "$T/state"
+sandbox-init "$B/sandbox-init"
+sandbox uids $UIDBASE 64
+
+limits default {
+	memory 256M
+	pids 64
+	timeout 10s
+	output 64K
+	disk 32M
+	idle 1h
+}
+limits net {
+	network egress
+}
+limits brief {
+	idle 2s
+	lifetime 1h
+}
+limits mortal {
+	lifetime 3s
+}
+
+tenant alice {
+	token "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	max sandboxes 3
+}
+tenant bob {
+	token "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+}
+tenant netter {
+	token "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+	limits net
+}
+tenant brief {
+	token "sha256:4444444444444444444444444444444444444444444444444444444444444444"
+	limits brief
+}
+tenant mortal {
+	token "sha256:5555555555555555555555555555555555555555555555555555555555555555"
+	limits mortal
+}
+
+language python {
+	alias py
+	file main.py
+	run "python3 main.py"
+}
+language c {
+	file main.c
+	build "cc -O0 -o main main.c"
+	run "./main"
+}
+language sh {
+	file main.sh
+	run "sh main.sh"
+}
+
+audit {
+	user "$AU"
+	required yes
+}
+EOF
+
+NETNS=mcpdtest$$
+HOSTIP=10.231.$(( $$ % 250 )).2
+
+cleanup() {
+	local p
+	for p in "${PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	sleep 1
+	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	ip netns pids "$NETNS" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns del "$NETNS" 2>/dev/null
+	ip link del mcpdh$$ 2>/dev/null
+	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+
+start() {
+	local bin=mcp-$1
+	"$B/$bin" -d -v -f "$CONF" >> "$T/$1.log" 2>&1 &
+	PID[$1]=$!
+	return 0
+}
+
+stop() {
+	local p=${PID[$1]} rc
+	kill -TERM "$p" 2>/dev/null
+	wait "$p"
+	rc=$?
+	unset "PID[$1]"
+	return $rc
+}
+
+# sbx as mcpd, for a tenant: OUT, ERR and RES (the result line) after.
+SBX() {
+	"$B/tests/sbx" -u $MU -g $MU -s "$RUN/sandboxd.sock" "$@"
+}
+
+as() {	# as TENANT command...: run sbx, capture
+	local tenant=$1
+	shift
+	SBX -t "$tenant" "$@" > "$T/o" 2> "$T/e"
+	RC=$?
+	OUT=$(cat "$T/o")
+	RES=$(grep '^sbx: ' "$T/e" | tail -1)
+	ERR=$(grep -v '^sbx: ' "$T/e" | sed '/^$/d')
+}
+
+field() {
+	sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$RES"
+}
+
+# What sandboxes may have left: containers, processes, cgroups, other
+# than those of the persistent sandboxes named.
+leftovers() {
+	local keep=" $* " id pid
+	for id in $(runc --root "$RUN/runc" list -q 2>/dev/null); do
+		case "$keep" in *" $id "*) ;; *) echo "container $id" ;; esac
+	done
+	for pid in $(ps -eo uid=,pid= | awk -v b=$UIDBASE '$1 >= b {print $2}'); do
+		id=$(sed -n 's|.*:freezer:/mcpd/\([0-9a-f]*\).*|\1|p' \
+		    /proc/$pid/cgroup 2>/dev/null)
+		case "$keep" in *" $id "*) ;; *) echo "process $pid ($id)" ;; esac
+	done
+	local d
+	for d in /sys/fs/cgroup/*/mcpd/*/; do
+		[ -d "$d" ] || continue
+		case "$keep" in *" $(basename "$d") "*) continue ;; esac
+		echo "cgroup $d"
+	done
+}
+
+nothing_left() {
+	[ -z "$(leftovers "$@")" ]
+}
+
+check_clean() {	# check_clean WHAT [persistent ids to keep]
+	local what=$1
+	shift
+	if wait_for 10 nothing_left "$@"; then
+		ok "nothing left behind by $what"
+	else
+		not_ok "nothing left behind by $what"
+		leftovers "$@" | sed 's/^/#   /'
+	fi
+}
+
+start auditd
+start sandboxd
+check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+check "sandboxd connects to auditd" wait_log "$T/sandboxd.log" "connected to auditd ("
+check "sandboxd warns that runc is older than 1.2.8, naming the fixes" \
+    log_has "$T/sandboxd.log" "lacks the 2025 fixes for mount races"
+check "the warning names the CVEs" \
+    log_has "$T/sandboxd.log" "CVE-2025-31133, CVE-2025-52565, CVE-2025-52881"
+
+# --- RUN: one-shot sandboxes -------------------------------------------
+
+as alice run -l python -c 'import os; print("hello", os.getuid(), os.getcwd())'
+check "python runs in a one-shot sandbox ($OUT)" \
+    test "$RC" = 0 -a "$OUT" = "hello 1000 /workspace"
+check "the result has exit 0, wall and cpu time, peak memory ($RES)" \
+    test "$(field exit)" = 0 -a "$(field wall_ms)" -gt 0 -a \
+    "$(field peak)" -gt 0 -a "$(field flags)" = none
+check_clean "a one-shot run"
+
+as alice run -l py -I 'from stdin' -e GREETING=hi -f data/in.txt=filedata \
+    -c 'import sys, os; print(sys.stdin.read(), os.environ["GREETING"], open("data/in.txt").read(), sys.argv[1:])' \
+    -- one 'two words'
+check "stdin, env, files and args reach the program ($OUT)" \
+    test "$OUT" = "from stdin hi filedata ['one', 'two words']"
+
+as alice run -l sh -c 'echo out; echo err >&2; exit 7'
+check "exit codes and both streams ($OUT/$ERR/$(field exit))" \
+    test "$OUT" = out -a "$ERR" = err -a "$(field exit)" = 7
+as alice run -l sh -c 'kill -TERM $$'
+check "a death by signal is reported ($RES)" \
+    test "$(field exit)" = -1 -a "$(field signal)" = 15
+as alice run -- echo from argv
+check "a command line without a language ($OUT)" test "$OUT" = "from argv"
+as alice run -- /nonexistent/prog
+check "a missing program is an exec failure ($RES)" \
+    test "$(field flags)" = exec_failed -a "$(field errno)" = 2
+
+as alice run -l c -c '#include <stdio.h>
+int main(void) { printf("compiled %d\n", 6 * 7); return 0; }'
+check "C is built, then run ($OUT)" test "$OUT" = "compiled 42"
+as alice run -l c -c 'int main(void) { return undeclared; }'
+check "a build error is flagged as one ($RES)" \
+    test "$(field flags)" = build_failed -a "$(field exit)" = 1
+check "with the compiler's message" grep -q "undeclared" <<< "$ERR"
+
+as alice run -l python -c 'import sys
+for i in range(100000): print("x" * 99)'
+check "output past the cap is cut and flagged ($RES)" \
+    test "$(field flags)" = truncated -a "${#OUT}" -le 65536 -a \
+    "${#OUT}" -ge 60000
+as alice run -l python -c 'print("no")' -d 1G
+check "a limit above the tenant's is denied ($RES)" \
+    grep -q "code=3 .*disk 1G exceeds the tenant's limit of 32M" <<< "$RES"
+as alice run -l cobol -c 'x'
+check "an unknown language is refused ($RES)" \
+    grep -q 'code=1 .*unknown language "cobol"' <<< "$RES"
+check_clean "the runs above"
+
+# --- limits the kernel enforces ------------------------------------------
+
+as alice run -T 1000 -l python -c 'import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(100)
+    time.sleep(100)
+time.sleep(100)'
+check "a wall timeout ends the run ($RES)" \
+    test "$(field flags)" = timed_out -a "$(field signal)" = 9 -a \
+    "$(field wall_ms)" -lt 3000
+check_clean "a timed-out tree with setsid and double-forked children"
+
+as alice run -T 1000 -l python -c 'while True: pass'
+check "an infinite loop is stopped at the timeout, having burnt CPU ($RES)" \
+    test "$(field flags)" = timed_out -a "$(field cpu_ms)" -gt 500
+
+as alice run -m 64M -l python -c 'a = []
+while True: a.append(bytearray(8 << 20))'
+check "the memory limit ends in a flagged OOM ($RES)" \
+    test "$(field flags)" = oom -a "$(field signal)" = 9
+check "peak memory is near the limit ($(field peak))" \
+    test "$(field peak)" -gt $((40 << 20))
+
+before=$(ps -e --no-headers | wc -l)
+as alice run -T 4000 -p 32 -l sh -c 'b() { b | b & }; b'
+check "a fork bomb is stopped by the pids limit and the timeout ($RES)" \
+    test -n "$(field exit)"
+check_clean "a fork bomb"
+check "the host's process count is back where it was" \
+    test "$(ps -e --no-headers | wc -l)" -lt $((before + 10))
+
+as alice run -d 16M -l sh -c 'dd if=/dev/zero of=/workspace/big bs=1M count=64 2>&1'
+check "the workspace quota gives ENOSPC inside ($(head -1 <<< "$OUT"))" \
+    grep -q "No space left on device" <<< "$OUT"
+as alice run -d 16M -l sh -c 'dd if=/dev/zero of=/tmp/big bs=1M count=64 2>&1'
+check "/tmp's quota gives ENOSPC inside ($(head -1 <<< "$OUT"))" \
+    grep -q "No space left on device" <<< "$OUT"
+check "the host's disk is untouched" test ! -e /workspace/big
+
+# --- network: loopback only, unless policy allows egress ----------------
+
+ip link add mcpdh$$ type veth peer name mcpdn$$ 2>/dev/null
+ip netns add "$NETNS"
+ip link set mcpdn$$ netns "$NETNS"
+ip addr add "${HOSTIP%.2}.1/30" dev mcpdh$$
+ip link set mcpdh$$ up
+ip netns exec "$NETNS" ip addr add "$HOSTIP/30" dev mcpdn$$
+ip netns exec "$NETNS" ip link set mcpdn$$ up
+ip netns exec "$NETNS" ip link set lo up
+ip netns exec "$NETNS" /usr/bin/python3 -m http.server --bind "$HOSTIP" 8088 \
+    > "$T/http.log" 2>&1 &
+PID[http]=$!
+wait_for 5 sh -c "exec 3<>/dev/tcp/$HOSTIP/8088" 2>/dev/null
+
+FETCH="import urllib.request
+print(urllib.request.urlopen('http://$HOSTIP:8088/', timeout=5).status)"
+as alice run -l python -c 'import os; print(sorted(os.listdir("/sys/class/net")))'
+check "a sandbox has the loopback interface only ($OUT)" test "$OUT" = "['lo']"
+as alice run -l python -c "$FETCH"
+check "no egress without policy ($(tail -1 <<< "$ERR"))" \
+    grep -q "Network is unreachable" <<< "$ERR"
+as alice run -l python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); c = socket.create_connection(s.getsockname()); print("loopback works")'
+check "loopback works inside ($OUT)" test "$OUT" = "loopback works"
+as alice run -n egress -l python -c "$FETCH"
+check "asking for egress beyond the tenant's policy is denied ($RES)" \
+    grep -q "code=3 .*network egress is not allowed" <<< "$RES"
+as netter run -l python -c "$FETCH"
+check "egress works where policy allows it ($OUT)" test "$OUT" = 200
+as netter run -l python -c 'import socket
+s = socket.socket(); s.settimeout(3)
+print(s.connect_ex(("10.0.2.2", 22)))'
+check "even with egress, the host's loopback is out of reach ($OUT)" \
+    test -n "$OUT" -a "$OUT" != 0
+check_clean "networked runs"
+
+# --- persistent sandboxes --------------------------------------------------
+
+as alice create -N work
+ID=$OUT
+check "CREATE answers a 128-bit random id ($ID)" \
+    grep -qE '^[0-9a-f]{32}$' <<< "$ID"
+as alice create
+ID2=$OUT
+check "ids differ" test -n "$ID2" -a "$ID" != "$ID2"
+as alice create -N work
+check "names are unique within a tenant ($RES)" \
+    grep -q 'a sandbox named "work" exists' <<< "$RES"
+as alice create
+ID3=$OUT
+as alice create
+check "max sandboxes is enforced ($RES)" \
+    grep -q "code=3 .*has 3 sandboxes, its most" <<< "$RES"
+as alice stop -S "$ID3"
+as alice list
+check "LIST shows the tenant's sandboxes" \
+    test "$(grep -c '^id=' <<< "$OUT")" = 2
+as alice status -S "$ID"
+check "STATUS shows the sandbox, running, with its limits ($OUT)" \
+    grep -q "name=work .*state=running memory_limit=268435456" <<< "$OUT"
+
+as alice exec -S "$ID" -c 'echo $HOME; pwd; id -u; mkdir -p d/e; cd d && pwd'
+check "EXEC runs a shell command line ($OUT)" \
+    test "$OUT" = "/workspace
+/workspace
+1000
+/workspace/d"
+as alice exec -S "$ID" -w d -e X=42 -I input -- sh -c 'pwd; echo $X; cat'
+check "EXEC with argv, cwd, env and stdin ($OUT)" \
+    test "$OUT" = "/workspace/d
+42
+input"
+as alice exec -S "$ID" -w ../etc -- pwd
+check "a cwd outside the workspace is refused ($RES)" \
+    grep -q "code=1 .*not a directory beneath /workspace" <<< "$RES"
+as alice exec -S "$ID" -T 1000 -c 'sleep 60 & sleep 60'
+check "an exec's timeout kills its whole tree ($RES)" \
+    test "$(field flags)" = timed_out
+check "the sandbox's other processes are gone with it" \
+    wait_for 5 sh -c "! ps -eo uid=,comm= | awk '\$1 >= $UIDBASE && \$2 == \"sleep\"' | grep -q ."
+as alice exec -S "$ID" -c 'python3 -c "a = []
+while True: a.append(bytearray(8 << 20))"'
+check "an OOM inside a persistent sandbox is flagged ($RES)" \
+    test "$(field flags)" = oom
+as alice exec -S "$ID" -c 'dd if=/dev/zero of=big bs=1M count=64 2>&1; rm -f big'
+check "the persistent workspace has a real quota: ENOSPC ($(head -1 <<< "$OUT"))" \
+    grep -q "No space left on device" <<< "$OUT"
+
+# --- file operations -------------------------------------------------------
+
+as alice write -S "$ID" -D 'hello file' -M 640 -F 1 notes/a.txt
+check "WRITE with parents and a mode ($RES)" test "$RC" = 0
+as alice read -S "$ID" notes/a.txt
+check "READ gives it back ($OUT)" test "$OUT" = "hello file"
+check "with its mode ($RES)" grep -q "mode=100640" <<< "$RES"
+as alice read -S "$ID" -X 5 /workspace/notes/a.txt
+check "READ with a limit is cut and flagged ($OUT/$RES)" \
+    test "$OUT" = hello -a -n "$(grep truncated=1 <<< "$RES")"
+as alice exec -S "$ID" -c 'cat notes/a.txt; stat -c %a notes/a.txt'
+check "the file is there for the sandbox's programs too ($OUT)" \
+    test "$OUT" = "hello file640"
+as alice ls -S "$ID" -R ""
+check "LIST_FILES, recursive ($OUT)" \
+    grep -q "notes/a.txt" <<< "$OUT"
+as alice rm -S "$ID" notes
+check "DELETE of a non-empty directory needs recursion ($RES)" \
+    grep -q "errno=39" <<< "$RES"
+as alice rm -S "$ID" -R notes
+as alice read -S "$ID" notes/a.txt
+check "DELETE, recursive ($RES)" grep -q "errno=2 " <<< "$RES"
+
+as alice read -S "$ID" ../etc/passwd
+check "a path with .. is refused ($RES)" \
+    grep -q 'code=1 .*not a path beneath /workspace' <<< "$RES"
+as alice read -S "$ID" /etc/passwd
+check "an absolute path outside the workspace is refused ($RES)" \
+    grep -q 'code=1 .*not a path beneath /workspace' <<< "$RES"
+as alice exec -S "$ID" -c 'ln -s /etc/passwd abs; ln -s .. up; ln -s ../../../../etc rel; mkfifo fifo'
+as alice read -S "$ID" abs
+check "an absolute symlink planted by earlier code is not followed ($RES)" \
+    grep -q 'code=7 .*leads outside the workspace\|code=7 .*symbolic link' <<< "$RES"
+as alice read -S "$ID" up/etc/passwd
+check "a symlink to .. is not followed out ($RES)" \
+    grep -q 'code=7' <<< "$RES"
+as alice write -S "$ID" -D owned rel/passwd
+check "a write through a symlink out of the workspace fails ($RES)" \
+    grep -q 'code=7' <<< "$RES"
+as alice read -S "$ID" fifo
+check "a FIFO is refused at once, without hanging ($RES)" \
+    grep -q 'code=7 .*errno=22' <<< "$RES"
+check "host files are untouched" \
+    test "$(grep -c owned /etc/passwd)" = 0
+
+# --- hostile code -------------------------------------------------------------
+
+as alice run -l sh -c 'cat /etc/shadow; ls /root; cat /proc/1/root/etc/shadow; ls /home'
+check "host secrets are not there ($(tr '\n' ' ' <<< "$ERR"))" \
+    test -z "$OUT" -a \
+    "$(grep -c 'No such file\|Permission denied' <<< "$ERR")" = 4
+as alice run -l sh -c 'ls /proc | grep -c "^[0-9]"'
+check "only the sandbox's own processes are visible ($OUT)" \
+    test "$OUT" -le 6
+runc_sum=$(sha256sum /usr/sbin/runc)
+sysrq=$(cat /proc/sys/kernel/sysrq 2>/dev/null)
+as alice run -l sh -c 'for f in /usr/sbin/runc /proc/sys/kernel/sysrq /proc/sysrq-trigger /sys/kernel/uevent_helper /etc/passwd /usr/x; do (echo x >> $f) 2>/dev/null && echo "wrote $f"; done; echo tried'
+check "writes to runc, /proc/sys, sysrq-trigger, /sys, /etc, /usr all fail ($OUT)" \
+    test "$OUT" = tried
+check "runc and /proc/sys are unchanged on the host" \
+    test "$(sha256sum /usr/sbin/runc)" = "$runc_sum" -a \
+    "$(cat /proc/sys/kernel/sysrq 2>/dev/null)" = "$sysrq"
+as alice run -l python -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os.mkdir("/tmp/m")
+print("mount", libc.mount(b"none", b"/tmp/m", b"tmpfs", 0, None), ctypes.get_errno())
+print("unshare", libc.unshare(0x10000000), ctypes.get_errno())
+print("unshare-net", libc.unshare(0x40000000), ctypes.get_errno())'
+check "mount and unshare are refused with EPERM ($(tr '\n' ' ' <<< "$OUT"))" \
+    test "$OUT" = "mount -1 1
+unshare -1 1
+unshare-net -1 1"
+as alice run -l python -c 'import ctypes, socket
+libc = ctypes.CDLL(None, use_errno=True)
+print("ptrace", libc.ptrace(0, 0, 0, 0), ctypes.get_errno())
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    print("raw socket opened")
+except PermissionError as e:
+    print("raw", e.errno)'
+check "ptrace and raw sockets are refused ($OUT)" \
+    test "$OUT" = "ptrace -1 1
+raw 1"
+check_clean "hostile one-shot runs" "$ID" "$ID2"
+
+# --- tenants: another's sandbox is an unknown sandbox ------------------------
+
+as bob exec -S "$ID" -- true
+theirs=$(sed "s/$ID/ID/" <<< "$RES")
+as bob exec -S 0123456789abcdef0123456789abcdef -- true
+unknown=$(sed "s/0123456789abcdef0123456789abcdef/ID/" <<< "$RES")
+check "another tenant's sandbox answers exactly as an unknown one ($theirs)" \
+    test "$theirs" = "$unknown" -a -n "$(grep 'code=2' <<< "$theirs")"
+as bob read -S "$ID" notes
+check "the same for file operations ($RES)" grep -q 'code=2 ' <<< "$RES"
+as bob stop -S "$ID"
+check "and for stopping it ($RES)" grep -q 'code=2 ' <<< "$RES"
+as alice status -S "$ID"
+check "alice's sandbox is unharmed" grep -q "state=running" <<< "$OUT"
+
+# --- audit -------------------------------------------------------------------
+
+DB=$T/state/audit/audit.db
+q() { sqlite3 "$DB" "$1"; }
+check "intents and results are recorded ($(q 'select count(*) from records'))" \
+    test "$(q "select count(*) from records where event = 'run' and outcome = 'intent'")" -ge 20 -a \
+    "$(q "select count(*) from records where event = 'run' and outcome = 'ok'")" -ge 20
+check "records name the sender from the socket (sandboxd, uid 0)" \
+    test "$(q "select count(*) from records where role != 'sandboxd' or uid != 0")" = 0
+check "a run's record holds the code's digest and an excerpt" \
+    test "$(q "select count(*) from records where body like '%code.sha256=%' and body like '%code.excerpt=%'")" -ge 1
+check "policy denials are recorded" \
+    test "$(q "select count(*) from records where event = 'policy-denial'")" -ge 2
+check "the daemon's start is recorded with the configuration's hash" \
+    test "$(q "select count(*) from records where event = 'daemon-start' and body like '%config.sha256=%'")" = 1
+
+stop auditd
+wait_log "$T/sandboxd.log" "auditd: connection closed"
+as alice run -l python -c 'print(1)'
+check "with audit required and auditd gone, work is refused ($RES)" \
+    grep -q "code=4 .*audit is required" <<< "$RES"
+check "and nothing ran" test -z "$OUT"
+start auditd
+wait_for 15 log_has "$T/sandboxd.log" "auditd connected" 2>/dev/null
+wait_for 15 sh -c "[ \$(grep -c 'connected to auditd (' '$T/sandboxd.log') -ge 2 ]"
+as alice run -l python -c 'print(1)'
+check "once auditd is back, work resumes ($RES)" test "$OUT" = 1
+
+# --- persistence across a restart of sandboxd ----------------------------------
+
+as alice write -S "$ID" -D 'kept' keep.txt
+as alice exec -S "$ID" -c 'nohup sleep 600 > /dev/null 2>&1 &'
+check "sandboxd stops cleanly" stop sandboxd
+check_clean "sandboxd's shutdown"
+check "no loop device is left" \
+    test -z "$(losetup -a 2>/dev/null | grep "$T")"
+check "the persistent disks stay" test -f "$T/state/sandboxes/$ID/disk.img"
+start sandboxd
+wait_log "$T/sandboxd.log" "persistent sandboxes restored" 10
+as alice list
+check "the sandboxes are back after a restart, idle ($OUT)" \
+    test "$(grep -c "state=idle" <<< "$OUT")" = 2
+as alice read -S "$ID" keep.txt
+check "the workspace survived ($OUT)" test "$OUT" = kept
+as alice exec -S "$ID" -c 'pgrep sleep || echo "no sleep"'
+check "its processes did not, as documented ($OUT)" test "$OUT" = "no sleep"
+
+# --- reaping: idle time and lifetime -------------------------------------------
+
+as brief create
+BRIEF=$OUT
+check "a sandbox with a 2 s idle time is created" test -n "$BRIEF"
+check "it is reaped once idle" \
+    wait_for 10 sh -c "[ ! -d '$T/state/sandboxes/$BRIEF' ]"
+as brief status -S "$BRIEF"
+check "and is gone ($RES)" grep -q "code=2" <<< "$RES"
+as mortal create
+MORTAL=$OUT
+as mortal exec -S "$MORTAL" -T 10000 -c 'sleep 8'
+check "a sandbox past its lifetime is reaped even while busy ($RES)" \
+    grep -q "code=6" <<< "$RES"
+check "its disk is gone" \
+    wait_for 10 sh -c "[ ! -d '$T/state/sandboxes/$MORTAL' ]"
+check "reaping is recorded" \
+    test "$(q "select count(*) from records where event = 'sandbox-reap'")" = 2
+
+# --- STOP, and the end ----------------------------------------------------------
+
+as alice stop -S "$ID2"
+check "STOP answers done" test "$RC" = 0
+check "the stopped sandbox's disk is gone" \
+    test ! -d "$T/state/sandboxes/$ID2"
+as alice exec -S "$ID" -c 'sleep 100 & echo started'
+as alice stop -S "$ID"
+check "STOP with running processes: grace, then kill" test "$RC" = 0
+as alice list
+check "no sandbox is left" test -z "$OUT"
+check_clean "STOP"
+check "sandboxd stops cleanly at the end" stop sandboxd
+check "auditd stops cleanly" stop auditd
+check "nothing at all is left: containers, processes, cgroups" nothing_left
+check "no /mcpd cgroup parent is left" \
+    test -z "$(ls -d /sys/fs/cgroup/*/mcpd 2>/dev/null)"
+check "no stray workspace" test -z "$(ls "$T/state/sandboxes" 2>/dev/null)"
+check "no mount of ours is visible on the host" \
+    test -z "$(grep "$T" /proc/self/mountinfo)"
+
+if [ "$tap_failed" -ne 0 ]; then
+	for l in sandboxd auditd; do
+		diag "--- $l.log"
+		diag_file "$T/$l.log" 30
+	done
+fi
+done_testing
