@@ -232,7 +232,7 @@ auditd_dbdir(const struct policy *conf, char *dir, size_t len)
 		fatalx("%s: bad database path", conf->audit.database);
 	*p = '\0';
 	if (dir[0] == '\0')
-		strcpy(dir, "/");
+		(void)str_copy(dir, "/", len);
 	daemon_mkdir(dir, 0750);
 	if (auditd.privileged && chown(dir, conf->audit.uid,
 	    conf->audit.gid) == -1)

@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "auditd.h"
+#include "db.h"
 #include "log.h"
 #include "util.h"
 
@@ -43,30 +44,8 @@ static const char store_ddl[] =
 int
 store_open(const char *path)
 {
-	char		*err = NULL;
-	sqlite3_stmt	*st;
-	int		 v = 0;
-
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		log_warnx("%s: %s", path, sqlite3_errmsg(db));
+	if ((db = db_open(path, store_ddl, STORE_SCHEMA, 5000)) == NULL)
 		return -1;
-	}
-	sqlite3_busy_timeout(db, 5000);
-	if (sqlite3_exec(db, store_ddl, NULL, NULL, &err) != SQLITE_OK) {
-		log_warnx("%s: %s", path, err);
-		sqlite3_free(err);
-		return -1;
-	}
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = "
-	    "'schema'", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (v != STORE_SCHEMA) {
-		log_warnx("%s: schema %d, expected %d", path, v, STORE_SCHEMA);
-		return -1;
-	}
 	if (sqlite3_prepare_v3(db, "INSERT INTO records (time, role, pid, "
 	    "uid, tenant, sandbox, event, outcome, body) VALUES "
 	    "(?,?,?,?,?,?,?,?,?)", -1, SQLITE_PREPARE_PERSISTENT, &st_insert,

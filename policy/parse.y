@@ -2003,6 +2003,8 @@ finish(struct parse_ctx *ctx)
 
 	finish_limits(ctx);
 	finish_images(ctx);
+	if (TAILQ_EMPTY(&ctx->p->languages))
+		policy_default_languages(ctx->p);
 	default_path(ctx, p->sandbox_socket, sizeof(p->sandbox_socket),
 	    p->run_dir, DEFAULT_SANDBOX_SOCK, &ctx->run_dir_loc,
 	    "run directory", "sandbox socket");

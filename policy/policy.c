@@ -171,6 +171,57 @@ policy_language(const struct policy *p, const char *name)
 	return NULL;
 }
 
+/*
+ * The languages a configuration without any gets: what the host image of
+ * a Debian system runs out of the box.
+ */
+static const struct {
+	const char	*name;
+	const char	*aliases[3];
+	const char	*file;
+	const char	*build;
+	const char	*run;
+	const char	*version;
+} default_languages[] = {
+	{ "python", { "py", "python3" }, "main.py", NULL, "python3 main.py",
+	    "python3 --version" },
+	{ "javascript", { "js", "node", "nodejs" }, "main.js", NULL,
+	    "node main.js", "node --version" },
+	{ "sh", { "shell" }, "main.sh", NULL, "sh main.sh", NULL },
+	{ "bash", { NULL }, "main.sh", NULL, "bash main.sh",
+	    "bash --version" },
+	{ "c", { NULL }, "main.c", "cc -O2 -o main main.c", "./main",
+	    "cc --version" },
+};
+
+void
+policy_default_languages(struct policy *p)
+{
+	struct language	*l;
+	size_t		 i, j;
+
+	for (i = 0; i < nitems(default_languages); i++) {
+		l = xcalloc(1, sizeof(*l));
+		(void)str_copy(l->name, default_languages[i].name,
+		    sizeof(l->name));
+		for (j = 0; j < 3 && default_languages[i].aliases[j]; j++) {
+			l->aliases = xreallocarray(l->aliases, l->naliases + 1,
+			    sizeof(*l->aliases));
+			l->aliases[l->naliases++] =
+			    xstrdup(default_languages[i].aliases[j]);
+		}
+		(void)str_copy(l->file, default_languages[i].file,
+		    sizeof(l->file));
+		if (default_languages[i].build != NULL)
+			l->build = xstrdup(default_languages[i].build);
+		l->run = xstrdup(default_languages[i].run);
+		if (default_languages[i].version != NULL)
+			l->version = xstrdup(default_languages[i].version);
+		(void)str_copy(l->image, HOST_IMAGE, sizeof(l->image));
+		TAILQ_INSERT_TAIL(&p->languages, l, entry);
+	}
+}
+
 struct tenant *
 policy_tenant(const struct policy *p, const char *name)
 {

@@ -212,6 +212,12 @@ struct tenant	*policy_tenant_by_uid(const struct policy *, uid_t);
 struct tenant	*policy_tenant_by_token(const struct policy *,
 		    const uint8_t [POLICY_TOKEN_HASH_LEN]);
 
+/*
+ * Python, JavaScript, sh, bash and C on the host image: what a file with
+ * no language statement gets.
+ */
+void		 policy_default_languages(struct policy *);
+
 /* A name usable for tenants, limits, images, languages: [A-Za-z0-9._-]. */
 int		 policy_valid_name(const char *);
 

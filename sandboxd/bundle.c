@@ -290,8 +290,8 @@ bundle_process(const struct bundle *b)
 	    "type", "RLIMIT_NPROC", "hard", (json_int_t)l->pids,
 	    "soft", (json_int_t)l->pids,
 	    "type", "RLIMIT_CORE", "hard", (json_int_t)0, "soft", (json_int_t)0,
-	    "type", "RLIMIT_FSIZE", "hard", (json_int_t)(2 * l->disk),
-	    "soft", (json_int_t)(2 * l->disk));
+	    "type", "RLIMIT_FSIZE", "hard", (json_int_t)l->disk * 2,
+	    "soft", (json_int_t)l->disk * 2);
 }
 
 static json_t *

@@ -247,6 +247,25 @@ job_gone(struct job *job)
 	return 1;
 }
 
+/*
+ * The sandbox's container is up, or could not come up: 1 to go on, or 0
+ * once the job has been finished.
+ */
+static int
+job_ready(struct job *job, const char *error)
+{
+	if (error != NULL) {
+		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
+		job_finish(job);
+		return 0;
+	}
+	if (job_gone(job)) {
+		job_finish(job);
+		return 0;
+	}
+	return 1;
+}
+
 static void
 job_audited(void *arg, int ok, const char *error)
 {
@@ -395,15 +414,8 @@ run_ready(struct job *job, const char *error)
 	struct init_file	 h;
 	size_t			 i;
 
-	if (error != NULL) {
-		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
-		job_finish(job);
+	if (!job_ready(job, error))
 		return;
-	}
-	if (job_gone(job)) {
-		job_finish(job);
-		return;
-	}
 	job->deadline_ns = mono_ns() + job->lim.timeout * 1000000;
 	job->pending = 1;	/* until every write is queued */
 	memset(&h, 0, sizeof(h));
@@ -544,15 +556,8 @@ exec_ready(struct job *job, const char *error)
 {
 	const char	*argv[3];
 
-	if (error != NULL) {
-		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
-		job_finish(job);
+	if (!job_ready(job, error))
 		return;
-	}
-	if (job_gone(job)) {
-		job_finish(job);
-		return;
-	}
 	job->deadline_ns = mono_ns() + job->lim.timeout * 1000000;
 	if (job->exec_flags & SBX_EXEC_SHELL) {
 		argv[0] = "/bin/sh";
@@ -614,15 +619,8 @@ job_file_done(struct job *job, const struct init_done *d, const char *error)
 static void
 file_ready(struct job *job, const char *error)
 {
-	if (error != NULL) {
-		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
-		job_finish(job);
+	if (!job_ready(job, error))
 		return;
-	}
-	if (job_gone(job)) {
-		job_finish(job);
-		return;
-	}
 	fileop_start(job->sb, job, job->init_type, &job->fhdr, job->path,
 	    job->content);
 }

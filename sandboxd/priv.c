@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -150,9 +151,9 @@ priv_runc_version(void)
 		log_info("runc %u.%u.%u", maj, min, pat);
 }
 
-/* Containers a previous sandboxd left: none of them is wanted. */
-static void
-priv_reconcile(void)
+/* Kill and delete every container in our runc root; how many. */
+static int
+priv_delete_all(void)
 {
 	char		 out[65536], *id, *save;
 	const char	*list[] = { pconf->runc, "--root", runc_root, "list",
@@ -162,7 +163,7 @@ priv_reconcile(void)
 	int		 n = 0;
 
 	if (run_wait(list, out, sizeof(out)) != 0)
-		return;
+		return 0;
 	for (id = strtok_r(out, "\n", &save); id != NULL;
 	    id = strtok_r(NULL, "\n", &save)) {
 		if (!sandbox_id_valid(id))
@@ -171,8 +172,7 @@ priv_reconcile(void)
 		run_wait(del, NULL, 0);
 		n++;
 	}
-	if (n > 0)
-		log_info("removed %d containers left by a previous run", n);
+	return n;
 }
 
 static void
@@ -180,6 +180,7 @@ priv_setup(void)
 {
 	char		 path[PATH_MAX], err[256];
 	struct image	*im;
+	int		 n;
 
 	if (unshare(CLONE_NEWNS) == -1)
 		fatal("unshare(CLONE_NEWNS)");
@@ -196,7 +197,9 @@ priv_setup(void)
 	(void)str_fmt(runc_root, sizeof(runc_root), "%s/%s", pconf->run_dir,
 	    SBX_RUNC_ROOT);
 	daemon_mkdir(runc_root, 0700);
-	priv_reconcile();
+	/* Containers a previous sandboxd left: none of them is wanted. */
+	if ((n = priv_delete_all()) > 0)
+		log_info("removed %d containers left by a previous run", n);
 	(void)str_fmt(path, sizeof(path), "%s/%s", pconf->run_dir, SBX_BUNDLES);
 	rm_tree(path);
 	daemon_mkdir(path, 0700);
@@ -799,26 +802,33 @@ priv_sigterm(evutil_socket_t sig, short events, void *arg)
 	event_base_loopbreak(pbase);
 }
 
+/*
+ * A killed container's init dies a moment after runc returns; as their
+ * subreaper we wait for every one, so none is left a zombie when we go.
+ */
+static void
+priv_reap_all(void)
+{
+	struct timespec	 ts = { 0, 10 * 1000 * 1000 };
+	int		 i;
+
+	for (i = 0; i < 500; i++) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	log_warnx("some container processes would not end");
+}
+
 static void
 priv_shutdown(void)
 {
-	char		 out[65536], *id, *save;
-	const char	*list[] = { pconf->runc, "--root", runc_root, "list",
-			    "-q", NULL };
-	const char	*del[] = { pconf->runc, "--root", runc_root, "delete",
-			    "--force", NULL, NULL };
-
 	/* Nothing outlives sandboxd: kill and delete every container. */
 	signal(SIGCHLD, SIG_DFL);
-	if (run_wait(list, out, sizeof(out)) != 0)
-		out[0] = '\0';
-	for (id = strtok_r(out, "\n", &save); id != NULL;
-	    id = strtok_r(NULL, "\n", &save)) {
-		if (!sandbox_id_valid(id))
-			continue;
-		del[5] = id;
-		run_wait(del, NULL, 0);
-	}
+	priv_delete_all();
+	priv_reap_all();
 	cgroup_cleanup(1);
 }
 

@@ -56,6 +56,18 @@ cur_strings(struct cursor *cur, size_t n, const char ***out)
 	return 0;
 }
 
+/* The fixed head of a request into out; the cursor on what follows. */
+static int
+req_head(const struct imsg *imsg, void *out, size_t size, struct cursor *cur)
+{
+	if (imsg->datalen < size)
+		return -1;
+	memcpy(out, imsg->data, size);
+	cur->p = (const uint8_t *)imsg->data + size;
+	cur->left = imsg->datalen - size;
+	return 0;
+}
+
 static const void *
 cur_bytes(struct cursor *cur, size_t n)
 {
@@ -311,12 +323,9 @@ parse_create(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	struct sandbox		*sb;
 	uint32_t		 n = 0;
 
-	if (imsg->datalen < sizeof(r))
-		return req_fail(code, err, len, SBX_E_INVALID, "malformed "
-		    "request");
-	memcpy(&r, imsg->data, sizeof(r));
-	cur.p = (const uint8_t *)imsg->data + sizeof(r);
-	cur.left = imsg->datalen - sizeof(r);
+	if (req_head(imsg, &r, sizeof(r), &cur) == -1)
+		return req_fail(code, err, len, SBX_E_INVALID,
+		    "malformed request");
 	if (check_ref(job, &r.ref, 0, code, err, len) == -1)
 		return -1;
 	if (!fixed_str(r.name, sizeof(r.name)) ||
@@ -337,7 +346,8 @@ parse_create(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	    check_env(job, code, err, len) == -1)
 		return -1;
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry) {
-		if (!sb->persistent || strcmp(sb->tenant, job->tenant->name))
+		if (!sb->persistent ||
+		    strcmp(sb->tenant, job->tenant->name) != 0)
 			continue;
 		n++;
 		if (job->name[0] != '\0' && strcmp(sb->name, job->name) == 0)
@@ -397,12 +407,9 @@ parse_run(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	struct sbx_run	 r;
 	struct cursor	 cur;
 
-	if (imsg->datalen < sizeof(r))
-		return req_fail(code, err, len, SBX_E_INVALID, "malformed "
-		    "request");
-	memcpy(&r, imsg->data, sizeof(r));
-	cur.p = (const uint8_t *)imsg->data + sizeof(r);
-	cur.left = imsg->datalen - sizeof(r);
+	if (req_head(imsg, &r, sizeof(r), &cur) == -1)
+		return req_fail(code, err, len, SBX_E_INVALID,
+		    "malformed request");
 	job->oneshot = r.ref.id[0] == '\0';
 	if (check_ref(job, &r.ref, !job->oneshot, code, err, len) == -1)
 		return -1;
@@ -464,12 +471,9 @@ parse_exec(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	struct cursor	 cur;
 	const char	*cwd;
 
-	if (imsg->datalen < sizeof(r))
-		return req_fail(code, err, len, SBX_E_INVALID, "malformed "
-		    "request");
-	memcpy(&r, imsg->data, sizeof(r));
-	cur.p = (const uint8_t *)imsg->data + sizeof(r);
-	cur.left = imsg->datalen - sizeof(r);
+	if (req_head(imsg, &r, sizeof(r), &cur) == -1)
+		return req_fail(code, err, len, SBX_E_INVALID,
+		    "malformed request");
 	if (check_ref(job, &r.ref, 1, code, err, len) == -1)
 		return -1;
 	if (r.cwdlen < 1 || r.cwdlen > INIT_PATH_MAX ||
@@ -517,12 +521,9 @@ parse_file(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	const char	*path;
 	int		 root;
 
-	if (imsg->datalen < sizeof(r))
-		return req_fail(code, err, len, SBX_E_INVALID, "malformed "
-		    "request");
-	memcpy(&r, imsg->data, sizeof(r));
-	cur.p = (const uint8_t *)imsg->data + sizeof(r);
-	cur.left = imsg->datalen - sizeof(r);
+	if (req_head(imsg, &r, sizeof(r), &cur) == -1)
+		return req_fail(code, err, len, SBX_E_INVALID,
+		    "malformed request");
 	if (check_ref(job, &r.ref, 1, code, err, len) == -1)
 		return -1;
 	if (r.pathlen < 1 || r.pathlen > INIT_PATH_MAX ||

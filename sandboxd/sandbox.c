@@ -377,11 +377,10 @@ sandbox_init_hello(struct sandbox *sb, struct imsg *imsg)
 {
 	struct proto_hello	 h;
 	char			 why[128];
-	const char		*reason;
 
 	if (imsg->hdr.type != IMSG_HELLO ||
-	    (reason = proto_hello_check(imsg->data, imsg->datalen, why,
-	    sizeof(why))) != NULL ||
+	    proto_hello_check(imsg->data, imsg->datalen, why,
+	    sizeof(why)) != NULL ||
 	    (memcpy(&h, imsg->data, sizeof(h)), h.role != ROLE_SANDBOX_INIT)) {
 		sandbox_destroy(sb, 0, "sandbox-init broke the protocol");
 		return;

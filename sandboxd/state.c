@@ -16,6 +16,7 @@
 
 #include <sqlite3.h>
 
+#include "db.h"
 #include "log.h"
 #include "sandboxd.h"
 #include "util.h"
@@ -48,32 +49,8 @@ static const char state_ddl[] =
 int
 state_open(const char *path)
 {
-	char		*err = NULL;
-	sqlite3_stmt	*st;
-	int		 v = 0;
-
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		log_warnx("%s: %s", path, sqlite3_errmsg(db));
-		return -1;
-	}
-	sqlite3_busy_timeout(db, 1000);
-	if (sqlite3_exec(db, state_ddl, NULL, NULL, &err) != SQLITE_OK) {
-		log_warnx("%s: %s", path, err);
-		sqlite3_free(err);
-		return -1;
-	}
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = "
-	    "'schema'", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (v != STATE_SCHEMA) {
-		log_warnx("%s: schema %d, expected %d", path, v,
-		    STATE_SCHEMA);
-		return -1;
-	}
-	return 0;
+	return (db = db_open(path, state_ddl, STATE_SCHEMA, 1000)) == NULL ?
+	    -1 : 0;
 }
 
 void

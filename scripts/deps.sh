@@ -8,8 +8,11 @@ set -eu
 
 build="gcc make pkg-config bison libevent-dev libjansson-dev libsqlite3-dev
 libseccomp-dev libcap-ng-dev libsodium-dev"
-run="$build runc"
-check="$run gdb sqlite3 mandoc procps util-linux"
+# Containers (runc), persistent workspaces (mkfs.ext4), egress networking
+# (slirp4netns), and the host image's interpreter.
+run="$build runc e2fsprogs slirp4netns python3"
+# The tests also drive gdb, sqlite3, mandoc, ps, losetup and ip.
+check="$run gdb sqlite3 mandoc procps util-linux iproute2"
 
 case "${1:-build}" in
 build)	want=$build ;;

@@ -3,14 +3,15 @@
 # their state, sockets and a generated configuration under ./run/.
 # Ctrl-C stops all three.
 #
-# Environment: B (build directory, default build), PORT (default 8080).
+# Environment: B (build directory, default build), PORT (default 8080),
+# RUN_DIR (default ./run).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${B:-build}
 case "$B" in /*) ;; *) B="$top/$B" ;; esac
 PORT=${PORT:-8080}
-RUN="$top/run"
+RUN=${RUN_DIR:-$top/run}
 
 case "$PORT" in
 ''|*[!0-9]*) echo "run: PORT must be a number, not '$PORT'" >&2; exit 1 ;;

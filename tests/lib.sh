@@ -83,3 +83,41 @@ require_root() {
 		exit 1
 	fi
 }
+
+# Processes running as sandbox uids (from FIRST, default the suite's), not
+# counting those that were there when the test began: a crashed earlier
+# run's zombies can outlive it on a machine whose init does not reap.
+: "${SANDBOX_UIDS:=268435456}"
+PREEXISTING=" $(ps -eo uid=,pid= | awk -v b="$SANDBOX_UIDS" '$1 >= b {print $2}' | tr '\n' ' ') "
+sandbox_pids() {
+	local pid
+	for pid in $(ps -eo uid=,pid= | awk -v b="$SANDBOX_UIDS" '$1 >= b {print $2}'); do
+		case "$PREEXISTING" in *" $pid "*) continue ;; esac
+		echo "$pid"
+	done
+}
+
+# Daemons under test, by short name (mcpd, sandboxd, auditd): started in
+# the foreground and verbose on $CONF, logging to $T/NAME.log.
+declare -A PID
+
+start() {	# start NAME
+	local bin=$1
+	[ "$1" != mcpd ] && bin=mcp-$1
+	"$B/$bin" -d -v -f "$CONF" >> "$T/$1.log" 2>&1 &
+	PID[$1]=$!
+	return 0
+}
+
+stop() {	# stop NAME: SIGTERM, wait, return its exit status
+	local p=${PID[$1]} rc
+	kill -TERM "$p" 2>/dev/null
+	wait "$p"
+	rc=$?
+	unset "PID[$1]"
+	return $rc
+}
+
+alive() {
+	kill -0 "${PID[$1]}" 2>/dev/null
+}

@@ -13,7 +13,6 @@ chmod 0755 "$T"
 CONF=$T/mcpd.conf
 RUN=$T/run
 PEER=$B/tests/peer
-declare -A PID
 
 cat > "$CONF" <<EOF
 user "$MU"
@@ -32,27 +31,6 @@ cleanup() {
 	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
 }
 trap cleanup EXIT
-
-start() {	# start NAME: run the daemon in the foreground, verbose
-	local bin=$1
-	[ "$1" != mcpd ] && bin=mcp-$1
-	"$B/$bin" -d -v -f "$CONF" >> "$T/$1.log" 2>&1 &
-	PID[$1]=$!
-	return 0
-}
-
-stop() {	# stop NAME: SIGTERM, wait, return its exit status
-	local p=${PID[$1]} rc
-	kill -TERM "$p" 2>/dev/null
-	wait "$p"
-	rc=$?
-	unset "PID[$1]"
-	return $rc
-}
-
-alive() {
-	kill -0 "${PID[$1]}" 2>/dev/null
-}
 
 # --- configuration checks (-n) ---------------------------------------
 

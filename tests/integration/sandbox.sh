@@ -13,7 +13,11 @@ T=$(mktemp -d /tmp/mcpd-sandbox.XXXXXX)
 chmod 0755 "$T"
 CONF=$T/mcpd.conf
 RUN=$T/run
-declare -A PID
+
+# A rootfs image: a static program and nothing else.
+mkdir -p "$T/mini/bin"
+printf '#include <stdio.h>\nint main(void) { FILE *f = fopen("/etc/passwd", "r"); char l[256];\nwhile (f && fgets(l, sizeof(l), f)) fputs(l, stdout); puts("from the mini image"); return 0; }\n' > "$T/hello.c"
+cc -static -O2 -o "$T/mini/bin/hello" "$T/hello.c"
 
 cat > "$CONF" <<EOF
 user "$MU"
@@ -21,6 +25,7 @@ run directory "$RUN"
 state directory "$T/state"
 sandbox-init "$B/sandbox-init"
 sandbox uids $UIDBASE 64
+image mini rootfs "$T/mini" pool 0
 
 limits default {
 	memory 256M
@@ -98,22 +103,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start() {
-	local bin=mcp-$1
-	"$B/$bin" -d -v -f "$CONF" >> "$T/$1.log" 2>&1 &
-	PID[$1]=$!
-	return 0
-}
-
-stop() {
-	local p=${PID[$1]} rc
-	kill -TERM "$p" 2>/dev/null
-	wait "$p"
-	rc=$?
-	unset "PID[$1]"
-	return $rc
-}
-
 # sbx as mcpd, for a tenant: OUT, ERR and RES (the result line) after.
 SBX() {
 	"$B/tests/sbx" -u $MU -g $MU -s "$RUN/sandboxd.sock" "$@"
@@ -140,7 +129,7 @@ leftovers() {
 	for id in $(runc --root "$RUN/runc" list -q 2>/dev/null); do
 		case "$keep" in *" $id "*) ;; *) echo "container $id" ;; esac
 	done
-	for pid in $(ps -eo uid=,pid= | awk -v b=$UIDBASE '$1 >= b {print $2}'); do
+	for pid in $(sandbox_pids); do
 		id=$(sed -n 's|.*:freezer:/mcpd/\([0-9a-f]*\).*|\1|p' \
 		    /proc/$pid/cgroup 2>/dev/null)
 		case "$keep" in *" $id "*) ;; *) echo "process $pid ($id)" ;; esac
@@ -218,6 +207,17 @@ for i in range(100000): print("x" * 99)'
 check "output past the cap is cut and flagged ($RES)" \
     test "$(field flags)" = truncated -a "${#OUT}" -le 65536 -a \
     "${#OUT}" -ge 60000
+as alice run -i mini -- /bin/hello
+check "a rootfs image registered in the config runs ($(tail -1 <<< "$OUT"))" \
+    test "$(tail -1 <<< "$OUT")" = "from the mini image"
+check "with the sandbox user in its /etc/passwd" \
+    grep -q "^sandbox:x:1000:1000:" <<< "$OUT"
+as alice run -i mini -- /bin/sh -c true
+check "and nothing from the host in it ($RES)" \
+    grep -q "flags=exec_failed errno=2" <<< "$RES"
+as alice run -i nosuch -- /bin/true
+check "an unknown image is refused ($RES)" \
+    grep -q 'code=1 .*unknown image "nosuch"' <<< "$RES"
 as alice run -l python -c 'print("no")' -d 1G
 check "a limit above the tenant's is denied ($RES)" \
     grep -q "code=3 .*disk 1G exceeds the tenant's limit of 32M" <<< "$RES"
@@ -345,8 +345,14 @@ check "a cwd outside the workspace is refused ($RES)" \
 as alice exec -S "$ID" -T 1000 -c 'sleep 60 & sleep 60'
 check "an exec's timeout kills its whole tree ($RES)" \
     test "$(field flags)" = timed_out
-check "the sandbox's other processes are gone with it" \
-    wait_for 5 sh -c "! ps -eo uid=,comm= | awk '\$1 >= $UIDBASE && \$2 == \"sleep\"' | grep -q ."
+no_sleep() {
+	local pid
+	for pid in $(sandbox_pids); do
+		grep -qx sleep "/proc/$pid/comm" 2>/dev/null && return 1
+	done
+	return 0
+}
+check "the sandbox's other processes are gone with it" wait_for 5 no_sleep
 as alice exec -S "$ID" -c 'python3 -c "a = []
 while True: a.append(bytearray(8 << 20))"'
 check "an OOM inside a persistent sandbox is flagged ($RES)" \

@@ -324,8 +324,16 @@ test_defaults(void)
 	ok(im != NULL && strcmp(im->name, HOST_IMAGE) == 0 &&
 	    im->type == IMAGE_HOST && im->pool == DEFAULT_POOL &&
 	    TAILQ_NEXT(im, entry) == NULL, "built-in image \"host\"");
-	ok(TAILQ_EMPTY(&p->tenants) && TAILQ_EMPTY(&p->languages),
-	    "no tenants or languages by default");
+	ok(TAILQ_EMPTY(&p->tenants), "no tenants by default");
+	ok(policy_language(p, "python") != NULL &&
+	    policy_language(p, "py") != NULL &&
+	    policy_language(p, "javascript") != NULL &&
+	    policy_language(p, "node") != NULL &&
+	    policy_language(p, "sh") != NULL &&
+	    policy_language(p, "bash") != NULL &&
+	    policy_language(p, "c")->build != NULL &&
+	    strcmp(policy_language(p, "python")->run, "python3 main.py") == 0,
+	    "the default languages when the file has none");
 	ok(p->audit.required == 1, "audit required by default");
 	ok(strcmp(p->audit.socket, "/run/mcpd/auditd.sock") == 0,
 	    "default audit socket");
@@ -776,6 +784,21 @@ test_values(void)
 }
 
 /* Sandbox lifetimes and the host uids sandboxes map to. */
+static void
+test_languages_replace_defaults(void)
+{
+	struct policy	*p;
+
+	p = loads("one language", "language ruby {\n\tfile main.rb\n"
+	    "\trun \"ruby main.rb\"\n}\n");
+	if (p == NULL)
+		return;
+	ok(policy_language(p, "ruby") != NULL &&
+	    policy_language(p, "python") == NULL,
+	    "a file's own languages replace the defaults");
+	policy_free(p);
+}
+
 static void
 test_sandbox_settings(void)
 {
@@ -1255,6 +1278,7 @@ main(void)
 	test_rich();
 	test_values();
 	test_sandbox_settings();
+	test_languages_replace_defaults();
 	test_include();
 	test_shipped();
 	test_resolve();
