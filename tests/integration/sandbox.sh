@@ -202,6 +202,14 @@ check "a build error is flagged as one ($RES)" \
     test "$(field flags)" = build_failed -a "$(field exit)" = 1
 check "with the compiler's message" grep -q "undeclared" <<< "$ERR"
 
+SBX -C -t alice run -l python -c 'import time
+print("first", flush=True); time.sleep(1); print("second", flush=True)' \
+    > "$T/o" 2> "$T/e"
+c1=$(grep -m1 'sbx: chunk' "$T/e" | sed 's/.*at_ms=//')
+c2=$(grep 'sbx: chunk' "$T/e" | tail -1 | sed 's/.*at_ms=//')
+check "output streams as it is produced, not at the end ($c1 ms, $c2 ms)" \
+    test "$(grep -c 'sbx: chunk' "$T/e")" -ge 2 -a $((c2 - c1)) -ge 800
+
 as alice run -l python -c 'import sys
 for i in range(100000): print("x" * 99)'
 check "output past the cap is cut and flagged ($RES)" \
@@ -243,6 +251,7 @@ check_clean "a timed-out tree with setsid and double-forked children"
 as alice run -T 1000 -l python -c 'while True: pass'
 check "an infinite loop is stopped at the timeout, having burnt CPU ($RES)" \
     test "$(field flags)" = timed_out -a "$(field cpu_ms)" -gt 500
+check_clean "that run"
 
 as alice run -m 64M -l python -c 'a = []
 while True: a.append(bytearray(8 << 20))'
@@ -250,6 +259,7 @@ check "the memory limit ends in a flagged OOM ($RES)" \
     test "$(field flags)" = oom -a "$(field signal)" = 9
 check "peak memory is near the limit ($(field peak))" \
     test "$(field peak)" -gt $((40 << 20))
+check_clean "that run"
 
 before=$(ps -e --no-headers | wc -l)
 as alice run -T 4000 -p 32 -l sh -c 'b() { b | b & }; b'
@@ -262,9 +272,11 @@ check "the host's process count is back where it was" \
 as alice run -d 16M -l sh -c 'dd if=/dev/zero of=/workspace/big bs=1M count=64 2>&1'
 check "the workspace quota gives ENOSPC inside ($(head -1 <<< "$OUT"))" \
     grep -q "No space left on device" <<< "$OUT"
+check_clean "that run"
 as alice run -d 16M -l sh -c 'dd if=/dev/zero of=/tmp/big bs=1M count=64 2>&1'
 check "/tmp's quota gives ENOSPC inside ($(head -1 <<< "$OUT"))" \
     grep -q "No space left on device" <<< "$OUT"
+check_clean "that run"
 check "the host's disk is untouched" test ! -e /workspace/big
 
 # --- network: loopback only, unless policy allows egress ----------------
@@ -412,9 +424,11 @@ as alice run -l sh -c 'cat /etc/shadow; ls /root; cat /proc/1/root/etc/shadow; l
 check "host secrets are not there ($(tr '\n' ' ' <<< "$ERR"))" \
     test -z "$OUT" -a \
     "$(grep -c 'No such file\|Permission denied' <<< "$ERR")" = 4
+check_clean "that run" "$ID" "$ID2"
 as alice run -l sh -c 'ls /proc | grep -c "^[0-9]"'
 check "only the sandbox's own processes are visible ($OUT)" \
     test "$OUT" -le 6
+check_clean "that run" "$ID" "$ID2"
 runc_sum=$(sha256sum /usr/sbin/runc)
 sysrq=$(cat /proc/sys/kernel/sysrq 2>/dev/null)
 as alice run -l sh -c 'for f in /usr/sbin/runc /proc/sys/kernel/sysrq /proc/sysrq-trigger /sys/kernel/uevent_helper /etc/passwd /usr/x; do (echo x >> $f) 2>/dev/null && echo "wrote $f"; done; echo tried'
@@ -423,6 +437,7 @@ check "writes to runc, /proc/sys, sysrq-trigger, /sys, /etc, /usr all fail ($OUT
 check "runc and /proc/sys are unchanged on the host" \
     test "$(sha256sum /usr/sbin/runc)" = "$runc_sum" -a \
     "$(cat /proc/sys/kernel/sysrq 2>/dev/null)" = "$sysrq"
+check_clean "that run" "$ID" "$ID2"
 as alice run -l python -c 'import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 os.mkdir("/tmp/m")
@@ -433,6 +448,7 @@ check "mount and unshare are refused with EPERM ($(tr '\n' ' ' <<< "$OUT"))" \
     test "$OUT" = "mount -1 1
 unshare -1 1
 unshare-net -1 1"
+check_clean "that run" "$ID" "$ID2"
 as alice run -l python -c 'import ctypes, socket
 libc = ctypes.CDLL(None, use_errno=True)
 print("ptrace", libc.ptrace(0, 0, 0, 0), ctypes.get_errno())

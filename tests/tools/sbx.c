@@ -2,7 +2,9 @@
  * sbx: drive mcp-sandboxd's requests from the command line, as mcpd (or
  * mcpctl) would, for the tests.
  *
- *	sbx [-u uid -g gid] [-r role] [-t tenant] -s socket command ...
+ *	sbx [-C] [-u uid -g gid] [-r role] [-t tenant] -s socket command ...
+ *
+ * -C logs each output frame as it arrives, with its time, to stderr.
  *
  * Commands:
  *	run [-l lang] [-i image] [-c code] [-S id] [-T ms] [-m bytes]
@@ -47,6 +49,8 @@ struct buf {
 };
 
 static struct imsgbuf	 ib;
+static int		 show_chunks;	/* -C: log each output frame */
+static uint64_t		 t0;
 
 static void
 buf_add(struct buf *b, const void *d, size_t n)
@@ -221,6 +225,11 @@ answers(void)
 			if (imsg.datalen < sizeof(o))
 				errx(1, "short output frame");
 			memcpy(&o, imsg.data, sizeof(o));
+			if (show_chunks)
+				fprintf(stderr, "sbx: chunk stream=%u bytes=%zu "
+				    "at_ms=%llu\n", o.stream,
+				    imsg.datalen - sizeof(o),
+				    (unsigned long long)(mono_ms() - t0));
 			fflush(stdout);
 			write_all(o.stream == SBX_STREAM_STDOUT ? 1 : 2,
 			    (uint8_t *)imsg.data + sizeof(o),
@@ -527,8 +536,10 @@ main(int argc, char *argv[])
 	int		 ch, rv = 1;
 
 	log_init(LOG_DEST_STDERR, 0, "sbx");
-	while ((ch = getopt(argc, argv, "+g:r:s:t:u:")) != -1) {
+	t0 = mono_ms();
+	while ((ch = getopt(argc, argv, "+Cg:r:s:t:u:")) != -1) {
 		switch (ch) {
+		case 'C': show_chunks = 1; break;
 		case 'g': gid = (gid_t)strtoul(optarg, NULL, 10); break;
 		case 'r':
 			role = strcmp(optarg, "mcpctl") == 0 ? ROLE_MCPCTL :
