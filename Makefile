@@ -65,7 +65,7 @@ obj		= $(patsubst %.c,$(B)/obj/%.o,$(1))
 
 LIBMCPD		:= $(B)/libmcpd.a
 PROGS		:= $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
-		   $(B)/sandbox-init
+		   $(B)/sandbox-init $(B)/mcpd-conformance
 INIT_SRCS	:= $(wildcard sandboxd/init/*.c) common/imsg.c common/proto.c
 UNITS		:= $(wildcard systemd/*.service systemd/*.socket)
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
@@ -123,6 +123,17 @@ LIBS		= $(LIBMCPD) $(PKG_LIBS)
 $(B)/mcpd: $(call obj,$(MCPD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(MCPD_SRCS)) $(LIBS)
 
+# The conformance suite's fixtures live only in this test build of mcpd:
+# the same sources, compiled apart with MCPD_CONFORMANCE.  Never installed.
+CONF_OBJS	= $(patsubst %.c,$(B)/obj-conformance/%.o,$(MCPD_SRCS))
+
+$(B)/obj-conformance/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DMCPD_CONFORMANCE -MMD -MP -c -o $@ $<
+
+$(B)/mcpd-conformance: $(CONF_OBJS) $(LIBMCPD)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CONF_OBJS) $(LIBS)
+
 $(B)/mcp-sandboxd: $(call obj,$(SANDBOXD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(SANDBOXD_SRCS)) $(LIBS)
 
@@ -145,6 +156,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
 
 $(B)/tests/test_bundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
+$(B)/tests/test_outlog: $(call obj,sandboxd/outlog.c)
 
 $(B)/tests/%: $(B)/obj/tests/tools/%.o $(LIBMCPD)
 	@mkdir -p $(dir $@)

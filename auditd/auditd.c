@@ -136,7 +136,8 @@ auditd_allow(const struct ucred *uc, uint32_t role, char *why, size_t len,
     void *arg)
 {
 	return acl_check(&auditd_acl, uc, role, ROLE_BIT(ROLE_SANDBOXD) |
-	    ROLE_BIT(ROLE_MCPD) | ROLE_BIT(ROLE_MCPCTL), why, len);
+	    ROLE_BIT(ROLE_MCPD) | ROLE_BIT(ROLE_MCPD_STDIO) |
+	    ROLE_BIT(ROLE_MCPCTL), why, len);
 }
 
 static void
@@ -250,7 +251,8 @@ main(int argc, char *argv[])
 
 	daemon_init(&auditd, "mcp-auditd", argc, argv);
 	conf = auditd.conf;
-	if (policy_resolve(conf, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT) ==
+	if (policy_resolve(conf, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT |
+	    POLICY_RESOLVE_TENANTS) ==
 	    -1)
 		exit(1);
 	acl_init(&auditd_acl, conf, auditd.privileged);

@@ -11,12 +11,21 @@
 #include "acl.h"
 #include "policy.h"
 
+/* A uid that may run mcpd --stdio: one a tenant is given. */
+static int
+acl_stdio_uid(const struct acl *acl, uid_t uid)
+{
+	return acl->conf != NULL && policy_tenant_by_uid(acl->conf, uid) !=
+	    NULL;
+}
+
 void
 acl_init(struct acl *acl, const struct policy *conf, int privileged)
 {
 	int	 r;
 
 	memset(acl, 0, sizeof(*acl));
+	acl->conf = conf;
 	acl->privileged = privileged;
 	if (!privileged) {
 		for (r = 0; r < ROLE_MAX; r++) {
@@ -43,7 +52,9 @@ acl_check(const struct acl *acl, const struct ucred *uc, uint32_t role,
 
 	if (role == ROLE_NONE) {
 		for (r = 1; r < ROLE_MAX; r++)
-			if ((mask & ROLE_BIT(r)) && uc->uid == acl->uid[r])
+			if ((mask & ROLE_BIT(r)) && (r == ROLE_MCPD_STDIO ?
+			    acl_stdio_uid(acl, uc->uid) : uc->uid ==
+			    acl->uid[r]))
 				return NULL;
 		snprintf(why, len, "uid %u may not connect here",
 		    (unsigned)uc->uid);
@@ -52,6 +63,12 @@ acl_check(const struct acl *acl, const struct ucred *uc, uint32_t role,
 	if (role >= ROLE_MAX || !(mask & ROLE_BIT(role))) {
 		snprintf(why, len, "role %s is not served here",
 		    proto_role_name(role));
+		return why;
+	}
+	if (role == ROLE_MCPD_STDIO) {
+		if (acl_stdio_uid(acl, uc->uid))
+			return NULL;
+		snprintf(why, len, "uid %u is no tenant's", (unsigned)uc->uid);
 		return why;
 	}
 	if (uc->uid != acl->uid[role]) {

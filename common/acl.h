@@ -17,6 +17,7 @@
 struct policy;
 
 struct acl {
+	const struct policy *conf;	/* tenants, for mcpd --stdio */
 	int	 privileged;		/* started as root */
 	uid_t	 uid[ROLE_MAX];		/* the uid each role runs as */
 	gid_t	 gid[ROLE_MAX];
@@ -28,7 +29,8 @@ void		 acl_init(struct acl *, const struct policy *, int);
 /*
  * NULL when cred may act as role, else the reason in why.  For
  * ROLE_NONE (at accept, before the hello) the uid must be that of at least
- * one role in the mask of 1 << role bits.
+ * one role in the mask of 1 << role bits.  ROLE_MCPD_STDIO is any uid a
+ * tenant is given with "uid".
  */
 const char	*acl_check(const struct acl *, const struct ucred *, uint32_t,
 		    uint32_t, char *, size_t);

@@ -27,6 +27,8 @@ static void __attribute__((__noreturn__))
 daemon_usage(const char *name)
 {
 	fprintf(stderr, "usage: %s [-dnv] [-f file]\n", name);
+	if (strcmp(name, "mcpd") == 0)
+		fprintf(stderr, "       mcpd --stdio [-v] [-f file]\n");
 	exit(1);
 }
 

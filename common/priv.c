@@ -242,7 +242,7 @@ static const struct priv_syscall priv_sanitizer_syscalls[] = {
 	SC(prctl), SC(clone), SC(ptrace), SC(wait4), SC(sched_yield),
 	SC(getdents), SC(getdents64), SC(open), SC(openat), SC(readlink), SC(sigaltstack),
 	SC(getppid), SC(kill), SC(mprotect), SC(set_robust_list),
-	SC(rseq), SC(getrlimit), SC(prlimit64), SC(pipe2),
+	SC(rseq), SC(getrlimit), SC(prlimit64), SC(pipe2), SC(ioctl),
 };
 #endif
 

@@ -13,6 +13,7 @@ static const char *const role_names[ROLE_MAX] = {
 	[ROLE_AUDITD] = "auditd",
 	[ROLE_MCPCTL] = "mcpctl",
 	[ROLE_SANDBOX_INIT] = "sandbox-init",
+	[ROLE_MCPD_STDIO] = "mcpd-stdio",
 };
 
 const char *

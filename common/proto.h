@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	2U
+#define MCPD_PROTO_VERSION	4U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -38,6 +38,7 @@ enum proc_role {
 	ROLE_AUDITD = 3,
 	ROLE_MCPCTL = 4,	/* the admin CLI */
 	ROLE_SANDBOX_INIT = 5,	/* PID 1 of a container */
+	ROLE_MCPD_STDIO = 6,	/* mcpd --stdio, run by a tenant's user */
 	ROLE_MAX
 };
 
@@ -69,7 +70,9 @@ enum imsg_type {
 
 	/*
 	 * mcpd (or mcpctl) <-> sandboxd.  The peerid is the client's
-	 * request id; every answer to a request carries it.  A request ends
+	 * request id; every answer to a request carries it.  From an
+	 * mcpd --stdio, sandboxd ignores the tenant a request names and uses
+	 * the one its uid (SO_PEERCRED) belongs to.  A request ends
 	 * with exactly one of IMSG_SBX_RESULT, IMSG_SBX_DONE, IMSG_SBX_CREATED
 	 * or IMSG_SBX_ERROR, after any OUTPUT, DATA, ENTRY or INFO frames.
 	 */
@@ -92,6 +95,7 @@ enum imsg_type {
 	IMSG_SBX_INFO,			/* <- struct sbx_info */
 	IMSG_SBX_DONE,			/* <- struct sbx_done */
 	IMSG_SBX_ERROR,			/* <- struct sbx_error */
+	IMSG_SBX_LOGS,			/* struct sbx_logs */
 
 	/* sandboxd's main process <-> its privileged helper. */
 	IMSG_PRIV_START = 192,		/* struct priv_start, fd for init */
@@ -228,7 +232,9 @@ struct init_done {
 /*
  * Sandbox operations.  Every request starts with struct sbx_ref: the
  * tenant it acts for (asserted by an HTTP-mode mcpd or by root's mcpctl,
- * and checked against the policy) and the sandbox it names.
+ * and checked against the policy) and the sandbox it names: by its id
+ * or, when the string is not a valid id, by the name it was created with,
+ * looked up among that tenant's sandboxes alone.
  */
 #define SBX_NAME_MAX		64
 #define SBX_ID_LEN		32		/* hex digits of 128 bits */
@@ -236,8 +242,7 @@ struct init_done {
 
 struct sbx_ref {
 	char		 tenant[SBX_NAME_MAX];
-	char		 id[SBX_ID_LEN + 1];	/* "" where none */
-	char		 pad[7];
+	char		 id[SBX_NAME_MAX];	/* id or name; "" where none */
 };
 
 /* Limits a request asks for; 0 means the tenant's own. */
@@ -318,6 +323,21 @@ struct sbx_file {
 	uint32_t	 pathlen;	/* with its NUL */
 	uint32_t	 pad;
 	/* then: path, then (WRITE) size bytes of content */
+};
+
+/*
+ * The most recent output of a persistent sandbox's execs, each between a
+ * "$ command" line and a "[exit N]"-style line, kept in sandboxd's memory
+ * alone: it is lost with the sandbox, or when sandboxd restarts.  LOGS
+ * answers DATA frames of the last max bytes kept (0: all), then DONE: size
+ * sent, mtime of the last append (0: none), INIT_D_TRUNCATED when older
+ * bytes were dropped or max cut them.
+ */
+#define SBX_LOG_MAX		(256 * 1024)	/* bytes kept per sandbox */
+
+struct sbx_logs {
+	struct sbx_ref	 ref;
+	uint64_t	 max;		/* most recent bytes wanted, 0 : all */
 };
 
 #define SBX_STREAM_STDOUT	1

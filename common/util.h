@@ -4,11 +4,21 @@
 #ifndef MCPD_UTIL_H
 #define MCPD_UTIL_H
 
+#include <sys/types.h>
+#include <sys/queue.h>
+
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* glibc's sys/queue.h lacks the BSDs' safe traversal. */
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
+	for ((var) = TAILQ_FIRST(head);					\
+	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
+	    (var) = (tvar))
+#endif
 
 /* Allocation that cannot fail: out of memory ends a daemon via fatal(). */
 void	*xmalloc(size_t);

@@ -1,14 +1,29 @@
 /*
- * mcpd: the unprivileged MCP front.  Started as root it gives up its
- * privileges at once: its own user, no capabilities, Landlock, and a
- * seccomp allowlist that refuses execve.  It keeps connections to sandboxd
- * and auditd, and proves them alive with pings: the one to sandboxd goes on
- * to auditd and back, the other goes to auditd directly.
+ * mcpd: the unprivileged MCP front, and the only process of the suite
+ * that reads JSON or HTTP.
+ *
+ * As a daemon it serves MCP over HTTP on the sockets systemd passes or the
+ * ones mcpd.conf lists; started as root it gives up its privileges once
+ * they are open: its own user, no capabilities, Landlock, and a seccomp
+ * allowlist that refuses execve.  With --stdio it serves one client on
+ * stdin and stdout as the user who started it, whose uid is its tenant.
+ *
+ * It keeps a connection to sandboxd (and, as a daemon, to auditd) and
+ * proves them alive with pings: the one to sandboxd goes on to auditd and
+ * back, the other goes to auditd directly.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/ioctl.h>
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
 #include <limits.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +35,16 @@
 #include "acl.h"
 #include "daemon.h"
 #include "log.h"
+#include "mcp.h"
+#include "mcpd.h"
 #include "policy.h"
 #include "priv.h"
 #include "proc.h"
 #include "proto.h"
+#include "sbxcall.h"
+#include "sd.h"
+#include "sock.h"
+#include "tasks.h"
 #include "util.h"
 
 #define PING_INTERVAL_MS	15000	/* after a good answer */
@@ -43,8 +64,13 @@ struct sibling {
 	unsigned int	 fails;		/* bad pongs in a row */
 };
 
+size_t			 mcpd_max_message = MCPD_MAX_MESSAGE;
+const struct policy	*mcpd_conf;
+struct event_base	*mcp_base;
+
 static struct daemon	 mcpd;
 static struct acl	 mcpd_acl;
+static int		 stdio_mode;
 static struct sibling	 sib_sandboxd = { .name = "sandboxd",
 			    .ping_flags = PING_VIA_AUDITD };
 static struct sibling	 sib_auditd = { .name = "auditd" };
@@ -52,9 +78,13 @@ static struct sibling	 sib_auditd = { .name = "auditd" };
 static void
 mcpd_update_status(void)
 {
-	daemon_status(&mcpd, "sandboxd %s, auditd %s",
+	if (stdio_mode)
+		return;
+	daemon_status(&mcpd, "sandboxd %s, auditd %s; %u sessions, %u "
+	    "requests in flight",
 	    client_conn(sib_sandboxd.client) ? "up" : "down",
-	    client_conn(sib_auditd.client) ? "up" : "down");
+	    client_conn(sib_auditd.client) ? "up" : "down", session_count(),
+	    mcp_inflight(NULL));
 }
 
 static void
@@ -159,6 +189,14 @@ static const char *
 mcpd_allow(const struct ucred *uc, uint32_t role, char *why, size_t len,
     void *arg)
 {
+	if (stdio_mode) {
+		/* sandboxd runs as root; or, in tests, as we do. */
+		if (uc->uid == 0 || uc->uid == getuid())
+			return NULL;
+		snprintf(why, len, "uid %u is not sandboxd's",
+		    (unsigned)uc->uid);
+		return why;
+	}
 	return acl_check(&mcpd_acl, uc, role, ROLE_BIT(ROLE_SANDBOXD) |
 	    ROLE_BIT(ROLE_AUDITD), why, len);
 }
@@ -171,6 +209,8 @@ mcpd_up(struct conn *c)
 	s->sent_ns = 0;
 	s->answered = 0;
 	s->fails = 0;
+	if (s == &sib_sandboxd)
+		sbx_calls_up(c);
 	mcpd_ping_send(s);
 	mcpd_update_status();
 }
@@ -182,20 +222,26 @@ mcpd_down(struct conn *c, const char *why)
 
 	evtimer_del(s->ev_ping);
 	s->sent_ns = 0;
+	if (s == &sib_sandboxd)
+		sbx_calls_down(why);
 	mcpd_update_status();
 }
 
 static void
 mcpd_dispatch(struct conn *c, struct imsg *imsg)
 {
-	switch (imsg->hdr.type) {
-	case IMSG_PONG:
-		mcpd_pong(c->arg, c, imsg);
-		break;
-	default:
-		conn_close(c, "unexpected message type %u", imsg->hdr.type);
-		break;
+	struct sibling	*s = c->arg;
+
+	if (imsg->hdr.type == IMSG_PONG) {
+		mcpd_pong(s, c, imsg);
+		return;
 	}
+	if (s == &sib_sandboxd && imsg->hdr.type >= IMSG_SBX_CREATE &&
+	    imsg->hdr.type < IMSG_PRIV_START) {
+		sbx_calls_dispatch(imsg);
+		return;
+	}
+	conn_close(c, "unexpected message type %u", imsg->hdr.type);
 }
 
 static const struct conn_ops mcpd_ops = {
@@ -205,19 +251,64 @@ static const struct conn_ops mcpd_ops = {
 	.down = mcpd_down,
 };
 
-static void
-mcpd_sandbox(const struct policy *conf, const char *confdir)
-{
-	const struct priv_path	 paths[] = {
-		{ confdir, LL_READ },
-	};
+static struct httpd_socket	 socks[SD_LISTEN_FDS_MAX];
+static int			 nsocks;
 
-	if (mcpd.privileged)
+/* libevent asks how much a socket has to read before reading it. */
+static const struct priv_syscall mcpd_syscalls[] = {
+	SC_ARG(ioctl, SCMP_A1(SCMP_CMP_EQ, FIONREAD)),
+};
+
+/* What stdio mode needs for copying files in and out of sandboxes. */
+static const struct priv_syscall stdio_syscalls[] = {
+	SC(openat), SC(mkdirat), SC(getdents64), SC(fchmod), SC(unlinkat),
+	SC(renameat), SC(renameat2), SC(fsync), SC(ftruncate), SC(umask),
+	SC(readlinkat), SC(fchown), SC(getgid), SC(getegid),
+};
+
+static void
+mcpd_sandbox(const struct policy *conf, const struct tenant *t)
+{
+	struct priv_path	 paths[1 + 64];
+	struct priv_syscall	*list;
+	size_t			 np = 0, i, n;
+
+	paths[np].path = mcpd.confdir;
+	paths[np++].access = LL_READ;
+	if (stdio_mode) {
+		/* Stay the user we are: the uid is the tenant. */
+		if (mcpd.privileged)
+			priv_drop_caps();
+		for (i = 0; t != NULL && i < t->npaths && np < nitems(paths);
+		    i++) {
+			paths[np].path = t->paths[i].path;
+			paths[np++].access = t->paths[i].readonly ? LL_READ :
+			    LL_READ | LL_WRITE;
+		}
+	} else if (mcpd.privileged)
 		priv_drop(conf->uid, conf->gid);
+	/* Listening stamps our credentials: after the drop, before seccomp. */
+	for (i = 0; i < (size_t)nsocks; i++)
+		if (sock_listen(socks[i].fd) == -1)
+			fatalx("cannot listen on %s", socks[i].name);
 	priv_no_new_privs();
-	priv_landlock(paths, nitems(paths), NULL, 0, 0);
-	/* The base set has no execve, fork, ptrace or file creation. */
-	priv_seccomp(priv_base_syscalls, priv_nbase_syscalls);
+	priv_landlock(paths, np, NULL, 0, 0);
+	/*
+	 * The base set has no execve, fork, ptrace or file creation; stdio
+	 * mode adds what copies to and from this machine need.
+	 */
+	n = priv_nbase_syscalls + nitems(mcpd_syscalls) +
+	    (stdio_mode ? nitems(stdio_syscalls) : 0);
+	list = xcalloc(n, sizeof(*list));
+	memcpy(list, priv_base_syscalls, priv_nbase_syscalls *
+	    sizeof(*list));
+	memcpy(list + priv_nbase_syscalls, mcpd_syscalls,
+	    sizeof(mcpd_syscalls));
+	if (stdio_mode)
+		memcpy(list + priv_nbase_syscalls + nitems(mcpd_syscalls),
+		    stdio_syscalls, sizeof(stdio_syscalls));
+	priv_seccomp(list, n);
+	free(list);
 }
 
 static void
@@ -231,36 +322,248 @@ mcpd_sibling(struct sibling *s, const char *path, enum proc_role role,
 	    s);
 }
 
+/* --- Listening sockets ---------------------------------------------- */
+
+
+static void
+sock_add(int fd, int is_unix, const struct listen_addr *la,
+    const char *name)
+{
+	if (nsocks == (int)nitems(socks))
+		fatalx("too many listening sockets");
+	socks[nsocks].fd = fd;
+	socks[nsocks].is_unix = is_unix;
+	socks[nsocks].la = la;
+	str_copy(socks[nsocks].name, name, sizeof(socks[nsocks].name));
+	nsocks++;
+}
+
+static int
+bind_tcp(const struct listen_addr *la, char *name, size_t len)
+{
+	struct addrinfo	 hints, *res, *ai;
+	char		 port[8], host[64];
+	int		 fd = -1, e, on = 1;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(port, sizeof(port), "%u", la->port);
+	if ((e = getaddrinfo(strcmp(la->host, "*") == 0 ? NULL : la->host,
+	    port, &hints, &res)) != 0)
+		fatalx("listen on %s port %u: %s", la->host, la->port,
+		    gai_strerror(e));
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		if ((fd = socket(ai->ai_family, ai->ai_socktype |
+		    SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol)) == -1)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+		if (ai->ai_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on,
+			    sizeof(on));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		e = errno;
+		close(fd);
+		fd = -1;
+		errno = e;
+	}
+	if (fd == -1)
+		fatal("listen on %s port %u", la->host, la->port);
+	if (getnameinfo(ai->ai_addr, ai->ai_addrlen, host, sizeof(host),
+	    NULL, 0, NI_NUMERICHOST) != 0)
+		str_copy(host, la->host, sizeof(host));
+	snprintf(name, len, "%s%s%s:%u", ai->ai_family == AF_INET6 ? "[" :
+	    "", host, ai->ai_family == AF_INET6 ? "]" : "", la->port);
+	freeaddrinfo(res);
+	return fd;
+}
+
+/* A socket systemd passed: which listen statement is it, if any? */
+static const struct listen_addr *
+match_passed(const struct policy *conf, int fd, int *is_unix, char *name,
+    size_t len)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof(ss);
+	struct listen_addr	*la;
+	char			 host[64], port[8];
+
+	*is_unix = 0;
+	snprintf(name, len, "fd %d", fd);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == -1)
+		return NULL;
+	if (ss.ss_family == AF_UNIX) {
+		*is_unix = 1;
+		snprintf(name, len, "%s", ((struct sockaddr_un *)&ss)->sun_path);
+		TAILQ_FOREACH(la, &conf->listens, entry)
+			if (la->type == LISTEN_UNIX &&
+			    strcmp(la->path, name) == 0)
+				return la;
+		return NULL;
+	}
+	if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port,
+	    sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		return NULL;
+	snprintf(name, len, "%s:%s", host, port);
+	TAILQ_FOREACH(la, &conf->listens, entry)
+		if (la->type == LISTEN_TCP && la->port == atoi(port))
+			return la;
+	return NULL;
+}
+
+static void
+mcpd_listeners(const struct policy *conf)
+{
+	struct listen_addr	*la;
+	const struct listen_addr *m;
+	char			 name[128];
+	int			 i, fd, is_unix;
+
+	if (mcpd.sdfds.n > 0) {
+		for (i = 0; i < mcpd.sdfds.n; i++) {
+			m = match_passed(conf, mcpd.sdfds.fd[i], &is_unix,
+			    name, sizeof(name));
+			sock_add(mcpd.sdfds.fd[i], is_unix, m, name);
+		}
+		return;
+	}
+	TAILQ_FOREACH(la, &conf->listens, entry) {
+		if (la->type == LISTEN_UNIX) {
+			str_copy(name, la->path, sizeof(name));
+			if (strrchr(name, '/') != NULL && strrchr(name, '/') !=
+			    name) {
+				*strrchr(name, '/') = '\0';
+				daemon_mkdir(name, 0755);
+			}
+			if ((fd = sock_unix_bind(la->path, la->mode, conf->uid,
+			    conf->group_gid)) == -1)
+				fatalx("cannot listen on %s", la->path);
+			sock_add(fd, 1, la, la->path);
+		} else {
+			fd = bind_tcp(la, name, sizeof(name));
+			sock_add(fd, 0, la, name);
+		}
+	}
+	if (nsocks == 0)
+		fatalx("nothing to listen on: add a listen statement to %s, "
+		    "or use --stdio", mcpd.conffile);
+}
+
+static void
+mcpd_stdio_done(void)
+{
+	event_base_loopexit(mcpd.base, NULL);
+}
+
+static void
+usage_stdio(int *argc, char *argv[])
+{
+	int	 i, j;
+
+	/* --stdio (or -s) is ours; daemon_init() reads the rest. */
+	for (i = j = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--stdio") == 0 ||
+		    strcmp(argv[i], "-s") == 0) {
+			stdio_mode = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		argv[j++] = argv[i];
+	}
+	argv[j] = NULL;
+	*argc = j;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct proc_settings	 set;
 	struct policy		*conf;
+	struct mcp_session	*sess = NULL;
+	struct mcp_peer		 peer;
+	const struct tenant	*t = NULL;
+	char			 buf[32];
 
+	usage_stdio(&argc, argv);
 	daemon_init(&mcpd, "mcpd", argc, argv);
 	conf = mcpd.conf;
-	if (policy_resolve(conf, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT) ==
-	    -1)
-		exit(1);
-	acl_init(&mcpd_acl, conf, mcpd.privileged);
+	mcpd_conf = conf;
+	if (stdio_mode) {
+		/* stderr is the client's log; nothing may go to stdout. */
+		log_init(LOG_DEST_STDERR, mcpd.verbose, "mcpd");
+		mcpd.debug = 1;
+		if (policy_resolve(conf, POLICY_RESOLVE_TENANTS) == -1)
+			exit(1);
+		if ((t = policy_tenant_by_uid(conf, getuid())) == NULL)
+			fatalx("uid %u is not a tenant in %s: add \"uid\" to a "
+			    "tenant", (unsigned)getuid(), mcpd.conffile);
+	} else {
+		if (policy_resolve(conf, POLICY_RESOLVE_MCPD |
+		    POLICY_RESOLVE_AUDIT | POLICY_RESOLVE_TENANTS) == -1)
+			exit(1);
+		acl_init(&mcpd_acl, conf, mcpd.privileged);
+		mcpd_listeners(conf);
+	}
 	if (sodium_init() == -1)
 		fatalx("libsodium initialisation failed");
+	/* jansson would read /dev/urandom for this later, under seccomp. */
+	json_object_seed(randombytes_random());
 
 	daemon_start(&mcpd);
-	mcpd_sandbox(conf, mcpd.confdir);
+	mcp_base = mcpd.base;
+	mcp_init(stdio_mode);
+	if (stdio_mode) {
+		/* Before the sandbox: the descriptors are shuffled. */
+		memset(&peer, 0, sizeof(peer));
+		peer.tenant = t;
+		snprintf(buf, sizeof(buf), "uid:%u", (unsigned)getuid());
+		crypto_hash_sha256(peer.principal, (unsigned char *)buf,
+		    strlen(buf));
+		snprintf(peer.desc, sizeof(peer.desc), "tenant %s (uid %u)",
+		    t->name, (unsigned)getuid());
+		if ((sess = session_new(MCP_T_STDIO, &peer)) == NULL)
+			fatalx("cannot create the session");
+		stdio_start(mcpd.base, sess, mcpd_stdio_done);
+	}
+	mcpd_sandbox(conf, t);
 
+	sbx_calls_init();
+	tools_init();
+	session_expire_start(mcpd.base);
 	memset(&set, 0, sizeof(set));
-	set.self = ROLE_MCPD;
+	set.self = stdio_mode ? ROLE_MCPD_STDIO : ROLE_MCPD;
 	set.maxframe = PROTO_MAX_FRAME;
 	mcpd_sibling(&sib_sandboxd, conf->sandbox_socket, ROLE_SANDBOXD, &set);
-	mcpd_sibling(&sib_auditd, conf->audit.socket, ROLE_AUDITD, &set);
-	daemon_ready(&mcpd, "connecting to sandboxd and auditd");
+	if (stdio_mode)
+		log_info("serving MCP on stdin and stdout as %s", peer.desc);
+	else {
+		mcpd_sibling(&sib_auditd, conf->audit.socket, ROLE_AUDITD,
+		    &set);
+		httpd_start(mcpd.base, conf, socks, nsocks);
+		daemon_ready(&mcpd, "serving MCP on %d socket%s", nsocks,
+		    nsocks == 1 ? "" : "s");
+	}
 	daemon_loop(&mcpd);
 
+	mcp_shutdown();
+	tasks_shutdown();
+	session_shutdown();
+	if (stdio_mode)
+		stdio_stop();
+	else
+		httpd_stop();
 	client_free(sib_sandboxd.client);
-	client_free(sib_auditd.client);
 	event_free(sib_sandboxd.ev_ping);
-	event_free(sib_auditd.ev_ping);
+	if (sib_auditd.client != NULL) {
+		client_free(sib_auditd.client);
+		event_free(sib_auditd.ev_ping);
+	}
 	daemon_free(&mcpd);
 	return 0;
 }

@@ -22,7 +22,11 @@ struct ploc {
 
 %{
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +58,8 @@ struct ploc {
 #define MS_HOUR		(60ULL * MS_MINUTE)
 #define CPUS_MIN	10ULL		/* thousandths */
 #define CPUS_MAX	(1024ULL * 1000)
+#define HOST_MAX	253		/* characters of an allowed host */
+#define ORIGIN_MAX	300		/* characters of an allowed origin */
 
 /* Top-level statements that may be given once. */
 #define SEEN_USER	0x0001
@@ -80,6 +86,7 @@ struct ploc {
 #define FIELD_USER	0x0400
 #define FIELD_TOKEN	0x0800		/* may be repeated */
 #define FIELD_UID	0x1000		/* may be repeated */
+#define FIELD_REQUESTS	0x2000
 
 #define YYLLOC_DEFAULT(cur, rhs, n)					\
 	do {								\
@@ -125,7 +132,7 @@ struct macro {
 /* A name checked once the whole file is read, and where it was given. */
 struct ref {
 	struct ploc	 loc;
-	void		*obj;		/* struct tenant or struct language */
+	void		*obj;		/* struct tenant, language, listen_addr */
 };
 
 struct parse_ctx {
@@ -146,6 +153,8 @@ struct parse_ctx {
 	char		 last[TEXT_MAX + 4];	/* text of the last token */
 	char		 prev[TEXT_MAX + 4];	/* and of the one before */
 	int		 last_word;
+	int		 last_token;
+	int		 prev_token;
 
 	uint32_t	 seen;		/* SEEN_* */
 	uint32_t	 fields;	/* FIELD_* of the current block */
@@ -162,6 +171,8 @@ struct parse_ctx {
 	size_t		 ntenant_refs;
 	struct ref	*image_refs;	/* the image each language names */
 	size_t		 nimage_refs;
+	struct ref	*listen_refs;	/* listeners that name a tenant */
+	size_t		 nlisten_refs;
 };
 
 static int	 yylex(YYSTYPE *, YYLTYPE *, struct parse_ctx *);
@@ -181,9 +192,12 @@ static long long number(struct parse_ctx *, const struct ploc *,
 		    const char *, char *, uint64_t, uint64_t);
 static long long mode(struct parse_ctx *, const struct ploc *, char *);
 static void	 listen_tcp(struct parse_ctx *, const struct ploc *, char *,
-		    long long);
+		    long long, char *);
 static void	 listen_unix(struct parse_ctx *, const struct ploc *, char *,
-		    long long);
+		    long long, char *);
+static void	 allow_host(struct parse_ctx *, const struct ploc *, char *);
+static void	 allow_origin(struct parse_ctx *, const struct ploc *,
+		    char *);
 static void	 image_add(struct parse_ctx *, const struct ploc *, char *,
 		    enum image_type, char *, long long);
 static void	 limits_begin(struct parse_ctx *, const struct ploc *,
@@ -210,6 +224,10 @@ static void	 tenant_uid(struct parse_ctx *, const struct ploc *, char *);
 static void	 tenant_limits(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 tenant_max(struct parse_ctx *, const struct ploc *, char *);
+static void	 tenant_requests(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 tenant_path(struct parse_ctx *, const struct ploc *, char *,
+		    int);
 static void	 tenant_end(struct parse_ctx *);
 static void	 language_begin(struct parse_ctx *, const struct ploc *,
 		    char *);
@@ -237,15 +255,16 @@ static void	 audit_required(struct parse_ctx *, const struct ploc *,
 %token	UIDS "uids"
 %token	IMAGE "image" HOST "host" ROOTFS "rootfs" POOL "pool"
 %token	TENANT "tenant" TOKEN "token" UID "uid" MAXIMUM "max"
-%token	SANDBOXES "sandboxes"
+%token	SANDBOXES "sandboxes" REQUESTS "requests" LOCAL "local" PATH "path"
+%token	READONLY "read-only" ALLOW "allow" ORIGIN "origin"
 %token	LANGUAGE "language" ALIAS "alias" FILENAME "file" BUILD "build"
 %token	VERSION "version"
 %token	AUDIT "audit" REQUIRED "required" YES "yes" NO "no"
 %token	DATABASE "database"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
-%type	<string> string imgname
-%type	<number> pool unixmode yesno
+%type	<string> string imgname macroname listentenant
+%type	<number> pool unixmode yesno readonly
 %destructor { free($$); } <string>
 
 %%
@@ -262,8 +281,13 @@ grammar		: %empty
 		| grammar error NL		{ yyerrok; }
 		;
 
+/*
+ * "local" was a word like any other until "local path": it remains a
+ * value, so that files naming a tenant or macro "local" still load.
+ */
 string		: STRING
 		| NUMBER
+		| LOCAL				{ $$ = xstrdup("local"); }
 		;
 
 /* The built-in image's name is also a keyword. */
@@ -271,7 +295,11 @@ imgname		: string
 		| HOST				{ $$ = xstrdup(HOST_IMAGE); }
 		;
 
-varset		: STRING EQUAL string		{ macro_set(ctx, &@1, $1, $3); }
+macroname	: STRING
+		| LOCAL				{ $$ = xstrdup("local"); }
+		;
+
+varset		: macroname EQUAL string	{ macro_set(ctx, &@1, $1, $3); }
 		;
 
 main		: USER string {
@@ -311,19 +339,25 @@ main		: USER string {
 		| SANDBOX UIDS NUMBER NUMBER {
 			set_uids(ctx, &@1, $3, $4);
 		}
-		| LISTEN ON string PORT NUMBER {
+		| LISTEN ON string PORT NUMBER listentenant {
 			listen_tcp(ctx, &@1, $3,
-			    number(ctx, &@1, "port", $5, 1, 65535));
+			    number(ctx, &@1, "port", $5, 1, 65535), $6);
 		}
-		| LISTEN ON UNIX string unixmode {
-			listen_unix(ctx, &@1, $4, $5);
+		| LISTEN ON UNIX string unixmode listentenant {
+			listen_unix(ctx, &@1, $4, $5, $6);
 		}
+		| ALLOW HOST string		{ allow_host(ctx, &@1, $3); }
+		| ALLOW ORIGIN string		{ allow_origin(ctx, &@1, $3); }
 		| IMAGE imgname HOST pool {
 			image_add(ctx, &@1, $2, IMAGE_HOST, NULL, $4);
 		}
 		| IMAGE imgname ROOTFS string pool {
 			image_add(ctx, &@1, $2, IMAGE_ROOTFS, $4, $5);
 		}
+		;
+
+listentenant	: %empty			{ $$ = NULL; }
+		| TENANT string			{ $$ = $2; }
 		;
 
 unixmode	: %empty			{ $$ = DEFAULT_UNIX_MODE; }
@@ -376,6 +410,12 @@ tenantopt	: TOKEN string			{ tenant_token(ctx, &@1, $2); }
 		| UID string			{ tenant_uid(ctx, &@1, $2); }
 		| LIMITS string			{ tenant_limits(ctx, &@1, $2); }
 		| MAXIMUM SANDBOXES NUMBER	{ tenant_max(ctx, &@1, $3); }
+		| MAXIMUM REQUESTS NUMBER	{ tenant_requests(ctx, &@1, $3); }
+		| LOCAL PATH string readonly	{ tenant_path(ctx, &@1, $3, $4); }
+		;
+
+readonly	: %empty			{ $$ = 0; }
+		| READONLY			{ $$ = 1; }
 		;
 
 language	: langhead LBRACE langopts RBRACE	{ language_end(ctx); }
@@ -447,6 +487,7 @@ static const struct keyword {
 	int		 token;
 } keywords[] = {
 	{ "alias",		ALIAS },
+	{ "allow",		ALLOW },
 	{ "audit",		AUDIT },
 	{ "build",		BUILD },
 	{ "cpus",		CPUS },
@@ -464,6 +505,7 @@ static const struct keyword {
 	{ "lifetime",		LIFETIME },
 	{ "limits",		LIMITS },
 	{ "listen",		LISTEN },
+	{ "local",		LOCAL },
 	{ "max",		MAXIMUM },
 	{ "memory",		MEMORY },
 	{ "mode",		MODE },
@@ -471,11 +513,15 @@ static const struct keyword {
 	{ "no",			NO },
 	{ "none",		NONE },
 	{ "on",			ON },
+	{ "origin",		ORIGIN },
 	{ "output",		OUTPUT },
+	{ "path",		PATH },
 	{ "pids",		PIDS },
 	{ "pool",		POOL },
 	{ "port",		PORT },
+	{ "read-only",		READONLY },
 	{ "required",		REQUIRED },
+	{ "requests",		REQUESTS },
 	{ "rootfs",		ROOTFS },
 	{ "run",		RUN },
 	{ "runc",		RUNC },
@@ -553,6 +599,23 @@ describe(struct parse_ctx *ctx, yysymbol_kind_t sym, int with_text,
 	}
 }
 
+/* "local" may stand wherever a string may, and goes without saying. */
+static int
+unlist_local(yysymbol_kind_t *expected, int n)
+{
+	int	 i, j, string = 0;
+
+	for (i = 0; i < n; i++)
+		if (expected[i] == YYSYMBOL_STRING)
+			string = 1;
+	if (!string)
+		return n;
+	for (i = j = 0; i < n; i++)
+		if (expected[i] != YYSYMBOL_LOCAL)
+			expected[j++] = expected[i];
+	return j;
+}
+
 /*
  * Bison's own messages neither show the offending text nor quote keywords;
  * a bare word where only keywords may stand is most likely a misspelt one.
@@ -568,7 +631,8 @@ yyreport_syntax_error(const yypcontext_t *yc, struct parse_ctx *ctx)
 	int		 i, n;
 
 	ctx->syntax_errors++;
-	n = yypcontext_expected_tokens(yc, expected, YYNTOKENS);
+	n = unlist_local(expected,
+	    yypcontext_expected_tokens(yc, expected, YYNTOKENS));
 	if (sym == YYSYMBOL_YYEOF && n > EXPECT_MAX) {
 		/* The end of the file inside a block: say what is missing. */
 		for (i = 0; i < n; i++)
@@ -580,7 +644,8 @@ yyreport_syntax_error(const yypcontext_t *yc, struct parse_ctx *ctx)
 	}
 	if (n > EXPECT_MAX)
 		n = 0;
-	if (n == 1 && expected[0] == YYSYMBOL_EQUAL) {
+	if (n == 1 && expected[0] == YYSYMBOL_EQUAL &&
+	    ctx->prev_token != LOCAL) {
 		/* A top-level line that starts with an unknown word. */
 		perr(ctx, loc, "syntax error, unknown keyword \"%s\"",
 		    ctx->prev);
@@ -1030,6 +1095,8 @@ note_token(struct parse_ctx *ctx, int token, const YYSTYPE *lval)
 	else if (ctx->word)
 		text = ctx->tok;
 	memcpy(ctx->prev, ctx->last, sizeof(ctx->prev));
+	ctx->prev_token = ctx->last_token;
+	ctx->last_token = token;
 	if ((len = strlen(text)) > TEXT_MAX) {
 		memcpy(ctx->last, text, TEXT_MAX);
 		memcpy(ctx->last + TEXT_MAX, "...", 4);
@@ -1361,9 +1428,22 @@ check_host(const char *s)
 	return 0;
 }
 
+/* Note a name to look up once the whole file is read. */
+static void
+ref_add(struct ref **refs, size_t *n, const struct ploc *loc, void *obj)
+{
+	struct ref	*r;
+
+	*refs = xreallocarray(*refs, *n + 1, sizeof(**refs));
+	r = &(*refs)[(*n)++];
+	r->loc = *loc;
+	r->obj = obj;
+}
+
+/* The tenant, if any, has a valid name; it may be defined further down. */
 static void
 listen_add(struct parse_ctx *ctx, const struct ploc *loc,
-    struct listen_addr *la)
+    struct listen_addr *la, const char *tenant)
 {
 	struct listen_addr	*l;
 
@@ -1379,48 +1459,282 @@ listen_add(struct parse_ctx *ctx, const struct ploc *loc,
 			return;
 		}
 	}
+	if (tenant != NULL) {
+		(void)str_copy(la->tenant, tenant, sizeof(la->tenant));
+		ref_add(&ctx->listen_refs, &ctx->nlisten_refs, loc, la);
+	}
 	TAILQ_INSERT_TAIL(&ctx->p->listens, la, entry);
+}
+
+static int
+listen_tenant(struct parse_ctx *ctx, const struct ploc *loc,
+    const char *tenant)
+{
+	if (tenant == NULL)
+		return 0;
+	return check_name(ctx, loc, "tenant name", tenant);
 }
 
 static void
 listen_tcp(struct parse_ctx *ctx, const struct ploc *loc, char *host,
-    long long port)
+    long long port, char *tenant)
 {
 	struct listen_addr	*la;
+	int			 bad = 0;
 
-	if (strlen(host) >= sizeof(la->host))
+	if (strlen(host) >= sizeof(la->host)) {
 		perr(ctx, loc, "listen address too long (at most %zu bytes)",
 		    sizeof(la->host) - 1);
-	else if (check_host(host) == -1)
+		bad = 1;
+	} else if (check_host(host) == -1) {
 		perr(ctx, loc, "listen address \"%s\": not an address or "
 		    "host name", host);
-	else if (port != -1) {
+		bad = 1;
+	}
+	if (listen_tenant(ctx, loc, tenant) == -1)
+		bad = 1;
+	if (!bad && port != -1) {
 		la = xcalloc(1, sizeof(*la));
 		la->type = LISTEN_TCP;
 		(void)copy(ctx, loc, "listen address", la->host, host,
 		    sizeof(la->host));
 		la->port = (uint16_t)port;
-		listen_add(ctx, loc, la);
+		listen_add(ctx, loc, la, tenant);
 	}
 	free(host);
+	free(tenant);
 }
 
 static void
 listen_unix(struct parse_ctx *ctx, const struct ploc *loc, char *path,
-    long long m)
+    long long m, char *tenant)
 {
 	struct listen_addr	*la;
+	int			 bad = 0;
 
 	if (check_path(ctx, loc, "listen socket", path,
-	    sizeof(la->path)) == 0 && m != -1) {
+	    sizeof(la->path)) == -1)
+		bad = 1;
+	if (listen_tenant(ctx, loc, tenant) == -1)
+		bad = 1;
+	if (!bad && m != -1) {
 		la = xcalloc(1, sizeof(*la));
 		la->type = LISTEN_UNIX;
 		(void)copy(ctx, loc, "listen socket", la->path, path,
 		    sizeof(la->path));
 		la->mode = (mode_t)m;
-		listen_add(ctx, loc, la);
+		listen_add(ctx, loc, la, tenant);
 	}
 	free(path);
+	free(tenant);
+}
+
+/*
+ * Hosts and origins the HTTP server accepts.  Both are compared with what
+ * a browser sends, which is in lower case and never names a default port.
+ */
+
+static int
+is_alnum(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9');
+}
+
+/* A label that browsers read as a number: decimal, or hex after "0x". */
+static int
+numeric_label(const char *s, size_t n)
+{
+	const char	*digits = "0123456789";
+
+	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		n -= 2;
+		digits = "0123456789abcdefABCDEF";
+	}
+	return strspn(s, digits) >= n;
+}
+
+/*
+ * Labels of letters, digits and '-', not starting or ending with '-'.  A
+ * name whose last label is a number would be read as an IPv4 address.
+ */
+static int
+valid_dns_name(const char *s)
+{
+	size_t	 n, i;
+
+	for (;;) {
+		n = strcspn(s, ".");
+		if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+			return 0;
+		for (i = 0; i < n; i++)
+			if (!is_alnum(s[i]) && s[i] != '-')
+				return 0;
+		if (s[n] == '\0')
+			return !numeric_label(s, n);
+		s += n + 1;
+	}
+}
+
+/* A DNS name, an IPv4 address, or an IPv6 address in brackets. */
+static int
+valid_host(const char *s)
+{
+	struct in_addr	 a4;
+	struct in6_addr	 a6;
+	char		 buf[INET6_ADDRSTRLEN];
+	size_t		 len = strlen(s);
+
+	if (len == 0 || len > HOST_MAX)
+		return 0;
+	if (s[0] == '[') {
+		if (len < 2 || s[len - 1] != ']' || len - 2 >= sizeof(buf))
+			return 0;
+		memcpy(buf, s + 1, len - 2);
+		buf[len - 2] = '\0';
+		return inet_pton(AF_INET6, buf, &a6) == 1;
+	}
+	return inet_pton(AF_INET, s, &a4) == 1 || valid_dns_name(s);
+}
+
+/* Why an invalid host is, for the two likeliest mistakes. */
+static const char *
+host_error(const char *s)
+{
+	struct in6_addr	 a6;
+	const char	*colon;
+	char		 buf[HOST_MAX + 1];
+	size_t		 n;
+
+	if (inet_pton(AF_INET6, s, &a6) == 1)
+		return "an IPv6 address must be in brackets";
+	if ((colon = strrchr(s, ':')) != NULL && colon[1] != '\0' &&
+	    strspn(colon + 1, "0123456789") == strlen(colon + 1) &&
+	    (n = (size_t)(colon - s)) < sizeof(buf)) {
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		if (valid_host(buf))
+			return "a port is not allowed here";
+	}
+	return "not a host name or address";
+}
+
+/* After "http://host:", up to the end; *end is set past the digits. */
+static const char *
+origin_port(const char *p, const char *defport, const char **end)
+{
+	size_t		 n = strspn(p, "0123456789"), i;
+	unsigned long	 v = 0;
+
+	*end = p + n;
+	if (n == 0 || (p[n] != '\0' && strchr("/?#", p[n]) == NULL))
+		return "not a port";
+	for (i = 0; i < n && i < 6; i++)
+		v = v * 10 + (unsigned long)(p[i] - '0');
+	if (n > 5 || v < 1 || v > 65535)
+		return "port out of range (1..65535)";
+	if (p[0] == '0')
+		return "port with a leading zero";
+	if (strlen(defport) == n && strncmp(p, defport, n) == 0)
+		return "the default port of the scheme, which browsers leave out";
+	return NULL;
+}
+
+/* Why s is not a scheme, a host and maybe a port; NULL if it is. */
+static const char *
+origin_error(const char *s)
+{
+	static const struct {
+		const char	*scheme;
+		const char	*port;
+	} schemes[] = {
+		{ "http://",	"80" },
+		{ "https://",	"443" },
+	};
+	const char	*h = NULL, *end, *defport = NULL, *why;
+	char		 host[HOST_MAX + 1];
+	size_t		 i, n;
+
+	for (i = 0; i < nitems(schemes); i++)
+		if (strncasecmp(s, schemes[i].scheme,
+		    strlen(schemes[i].scheme)) == 0) {
+			h = s + strlen(schemes[i].scheme);
+			defport = schemes[i].port;
+		}
+	if (h == NULL)
+		return "not http:// or https://";
+	if (*h == '[' && (end = strchr(h, ']')) != NULL)
+		end++;
+	else
+		end = h + strcspn(h, ":/?#");
+	if ((n = (size_t)(end - h)) >= sizeof(host))
+		return "not a host name or address";
+	memcpy(host, h, n);
+	host[n] = '\0';
+	if (!valid_host(host))
+		return "not a host name or address";
+	if (*end == ':' && (why = origin_port(end + 1, defport, &end)) != NULL)
+		return why;
+	if (*end != '\0' && strchr("/?#", *end) != NULL)
+		return "has a path; an origin is a scheme, a host and a port";
+	if (*end != '\0')
+		return "not a host name or address";
+	return NULL;
+}
+
+static void
+allow_add(struct parse_ctx *ctx, const struct ploc *loc, const char *what,
+    char *s, char ***list, size_t *n)
+{
+	char	*c;
+	size_t	 i;
+
+	for (c = s; *c != '\0'; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+	for (i = 0; i < *n; i++)
+		if (strcmp((*list)[i], s) == 0) {
+			perr(ctx, loc, "%s \"%s\" given twice", what, s);
+			free(s);
+			return;
+		}
+	*list = xreallocarray(*list, *n + 1, sizeof(**list));
+	(*list)[(*n)++] = s;
+}
+
+static void
+allow_host(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	if (strlen(s) > HOST_MAX)
+		perr(ctx, loc, "allow host: longer than %d characters",
+		    HOST_MAX);
+	else if (!valid_host(s))
+		perr(ctx, loc, "allow host \"%s\": %s", s, host_error(s));
+	else {
+		allow_add(ctx, loc, "allow host", s, &ctx->p->allow_hosts,
+		    &ctx->p->nallow_hosts);
+		return;
+	}
+	free(s);
+}
+
+static void
+allow_origin(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	const char	*why;
+
+	if (strlen(s) > ORIGIN_MAX)
+		perr(ctx, loc, "allow origin: longer than %d characters",
+		    ORIGIN_MAX);
+	else if ((why = origin_error(s)) != NULL)
+		perr(ctx, loc, "allow origin \"%s\": %s", s, why);
+	else {
+		allow_add(ctx, loc, "allow origin", s, &ctx->p->allow_origins,
+		    &ctx->p->nallow_origins);
+		return;
+	}
+	free(s);
 }
 
 static void
@@ -1642,7 +1956,6 @@ static void
 tenant_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 {
 	struct tenant	*t;
-	struct ref	*r;
 
 	if (check_name(ctx, loc, "tenant name", name) == 0 &&
 	    policy_tenant(ctx->p, name) != NULL)
@@ -1651,14 +1964,10 @@ tenant_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 	(void)str_copy(t->name, name, sizeof(t->name));
 	(void)str_copy(t->limits_name, "default", sizeof(t->limits_name));
 	t->max_sandboxes = DEFAULT_MAX_SANDBOXES;
+	t->max_requests = DEFAULT_MAX_REQUESTS;
 	TAILQ_INSERT_TAIL(&ctx->p->tenants, t, entry);
 	ctx->tenant = t;
-
-	ctx->tenant_refs = xreallocarray(ctx->tenant_refs,
-	    ctx->ntenant_refs + 1, sizeof(*ctx->tenant_refs));
-	r = &ctx->tenant_refs[ctx->ntenant_refs++];
-	r->loc = *loc;
-	r->obj = t;
+	ref_add(&ctx->tenant_refs, &ctx->ntenant_refs, loc, t);
 	block_begin(ctx, loc);
 	free(name);
 }
@@ -1740,6 +2049,72 @@ tenant_max(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 		ctx->tenant->max_sandboxes = (uint32_t)v;
 }
 
+static void
+tenant_requests(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	long long	 v;
+
+	if (once(ctx, loc, &ctx->fields, FIELD_REQUESTS, "max requests") == -1)
+		free(s);
+	else if ((v = number(ctx, loc, "max requests", s, 1, 4096)) != -1)
+		ctx->tenant->max_requests = (uint32_t)v;
+}
+
+/*
+ * Files are copied beneath the path by name, so it is kept the one way
+ * it can be written: no "." or ".." to see past, no empty components.
+ */
+static const char *
+path_abnormal(const char *path)
+{
+	const char	*c = path + 1;
+	size_t		 n;
+
+	if (*c == '\0')
+		return NULL;
+	for (;;) {
+		n = strcspn(c, "/");
+		if (n == 0)
+			return *c == '\0' ? "ends with '/'" :
+			    "has an empty component";
+		if ((n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return "has a \".\" or \"..\" component";
+		if (c[n] == '\0')
+			return NULL;
+		c += n + 1;
+	}
+}
+
+static void
+tenant_path(struct parse_ctx *ctx, const struct ploc *loc, char *s,
+    int readonly)
+{
+	struct tenant		*t = ctx->tenant;
+	struct tenant_path	*tp;
+	const char		*why;
+	size_t			 i;
+
+	if (check_path(ctx, loc, "local path", s, sizeof(tp->path)) == -1)
+		goto done;
+	if ((why = path_abnormal(s)) != NULL) {
+		perr(ctx, loc, "local path \"%s\": %s", s, why);
+		goto done;
+	}
+	for (i = 0; i < t->npaths; i++)
+		if (strcmp(t->paths[i].path, s) == 0) {
+			perr(ctx, loc, "local path \"%s\" given twice", s);
+			goto done;
+		}
+	t->paths = xreallocarray(t->paths, t->npaths + 1, sizeof(*t->paths));
+	tp = &t->paths[t->npaths++];
+	memset(tp, 0, sizeof(*tp));
+	(void)str_copy(tp->path, s, sizeof(tp->path));
+	tp->readonly = readonly;
+ done:
+	free(s);
+}
+
 /*
  * Checks of a whole block.  A field given with a wrong value is not
  * missing, and after a line that could not be parsed nothing is known.
@@ -1794,7 +2169,6 @@ static void
 language_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 {
 	struct language	*l;
-	struct ref	*r;
 
 	if (check_name(ctx, loc, "language name", name) == 0)
 		(void)language_clash(ctx, loc, "language", name);
@@ -1803,12 +2177,7 @@ language_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 	(void)str_copy(l->image, HOST_IMAGE, sizeof(l->image));
 	TAILQ_INSERT_TAIL(&ctx->p->languages, l, entry);
 	ctx->language = l;
-
-	ctx->image_refs = xreallocarray(ctx->image_refs,
-	    ctx->nimage_refs + 1, sizeof(*ctx->image_refs));
-	r = &ctx->image_refs[ctx->nimage_refs++];
-	r->loc = *loc;
-	r->obj = l;
+	ref_add(&ctx->image_refs, &ctx->nimage_refs, loc, l);
 	block_begin(ctx, loc);
 	free(name);
 }
@@ -1980,6 +2349,27 @@ finish_images(struct parse_ctx *ctx)
 }
 
 static void
+finish_listens(struct parse_ctx *ctx)
+{
+	struct listen_addr	*la;
+	const struct ploc	*loc;
+	size_t			 i;
+
+	for (i = 0; i < ctx->nlisten_refs; i++) {
+		la = ctx->listen_refs[i].obj;
+		loc = &ctx->listen_refs[i].loc;
+		if (policy_tenant(ctx->p, la->tenant) != NULL)
+			continue;
+		if (la->type == LISTEN_TCP)
+			perr(ctx, loc, "listen on %s port %u: unknown tenant "
+			    "\"%s\"", la->host, la->port, la->tenant);
+		else
+			perr(ctx, loc, "listen on unix %s: unknown tenant "
+			    "\"%s\"", la->path, la->tenant);
+	}
+}
+
+static void
 default_path(struct parse_ctx *ctx, char *dst, size_t size, const char *dir,
     const char *file, const struct ploc *dirloc, const char *dirwhat,
     const char *what)
@@ -2001,6 +2391,7 @@ finish(struct parse_ctx *ctx)
 {
 	struct policy	*p = ctx->p;
 
+	finish_listens(ctx);
 	finish_limits(ctx);
 	finish_images(ctx);
 	if (TAILQ_EMPTY(&ctx->p->languages))
@@ -2065,6 +2456,7 @@ ctx_free(struct parse_ctx *ctx)
 	free(ctx->include);
 	free(ctx->tenant_refs);
 	free(ctx->image_refs);
+	free(ctx->listen_refs);
 	free(ctx);
 }
 

@@ -16,6 +16,16 @@
 #include "policy.h"
 #include "util.h"
 
+static void
+free_strings(char **v, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 void
 policy_free(struct policy *p)
 {
@@ -24,7 +34,6 @@ policy_free(struct policy *p)
 	struct tenant		*t;
 	struct image		*im;
 	struct language		*lang;
-	size_t			 i;
 
 	if (p == NULL)
 		return;
@@ -32,6 +41,8 @@ policy_free(struct policy *p)
 		TAILQ_REMOVE(&p->listens, la, entry);
 		free(la);
 	}
+	free_strings(p->allow_hosts, p->nallow_hosts);
+	free_strings(p->allow_origins, p->nallow_origins);
 	while ((l = TAILQ_FIRST(&p->limits)) != NULL) {
 		TAILQ_REMOVE(&p->limits, l, entry);
 		free(l);
@@ -44,6 +55,7 @@ policy_free(struct policy *p)
 			    t->ntokens * sizeof(*t->tokens));
 		free(t->tokens);
 		free(t->uids);
+		free(t->paths);
 		free(t);
 	}
 	while ((im = TAILQ_FIRST(&p->images)) != NULL) {
@@ -52,9 +64,7 @@ policy_free(struct policy *p)
 	}
 	while ((lang = TAILQ_FIRST(&p->languages)) != NULL) {
 		TAILQ_REMOVE(&p->languages, lang, entry);
-		for (i = 0; i < lang->naliases; i++)
-			free(lang->aliases[i]);
-		free(lang->aliases);
+		free_strings(lang->aliases, lang->naliases);
 		free(lang->build);
 		free(lang->run);
 		free(lang->version);
@@ -375,13 +385,32 @@ dump_listens(FILE *fp, const struct policy *p)
 		fprintf(fp, "listen on ");
 		if (la->type == LISTEN_TCP) {
 			dump_string(fp, la->host);
-			fprintf(fp, " port %u\n", la->port);
+			fprintf(fp, " port %u", la->port);
 		} else {
 			fprintf(fp, "unix ");
 			dump_string(fp, la->path);
-			fprintf(fp, " mode %04o\n", (unsigned int)la->mode);
+			fprintf(fp, " mode %04o", (unsigned int)la->mode);
 		}
+		if (la->tenant[0] != '\0') {
+			fprintf(fp, " tenant ");
+			dump_string(fp, la->tenant);
+		}
+		fputc('\n', fp);
 	}
+}
+
+static void
+dump_allow(FILE *fp, const struct policy *p)
+{
+	size_t	 i;
+
+	if (p->nallow_hosts == 0 && p->nallow_origins == 0)
+		return;
+	fputc('\n', fp);
+	for (i = 0; i < p->nallow_hosts; i++)
+		dump_kv(fp, "", "allow host", p->allow_hosts[i]);
+	for (i = 0; i < p->nallow_origins; i++)
+		dump_kv(fp, "", "allow origin", p->allow_origins[i]);
 }
 
 /*
@@ -469,7 +498,17 @@ dump_tenants(FILE *fp, const struct policy *p)
 		for (i = 0; i < t->nuids; i++)
 			dump_kv(fp, "\t", "uid", t->uids[i].name);
 		dump_kv(fp, "\t", "limits", t->limits_name);
-		fprintf(fp, "\tmax sandboxes %u\n}\n", t->max_sandboxes);
+		fprintf(fp, "\tmax sandboxes %u\n", t->max_sandboxes);
+		/* Left out at its default: dumps of older files stay the same. */
+		if (t->max_requests != DEFAULT_MAX_REQUESTS)
+			fprintf(fp, "\tmax requests %u\n", t->max_requests);
+		for (i = 0; i < t->npaths; i++) {
+			fprintf(fp, "\tlocal path ");
+			dump_string(fp, t->paths[i].path);
+			fprintf(fp, "%s\n", t->paths[i].readonly ?
+			    " read-only" : "");
+		}
+		fprintf(fp, "}\n");
 	}
 }
 
@@ -513,6 +552,7 @@ policy_dump(FILE *fp, const struct policy *p)
 {
 	dump_global(fp, p);
 	dump_listens(fp, p);
+	dump_allow(fp, p);
 	dump_limits(fp, p);
 	dump_images(fp, p);
 	dump_tenants(fp, p);

@@ -50,6 +50,7 @@
 #define DEFAULT_OUTPUT		(1ULL << 20)
 #define DEFAULT_DISK		(256ULL << 20)
 #define DEFAULT_MAX_SANDBOXES	4
+#define DEFAULT_MAX_REQUESTS	16	/* in flight at once, per tenant */
 #define DEFAULT_IDLE		(30ULL * 60 * 1000)	/* ms */
 #define DEFAULT_LIFETIME	(24ULL * 3600 * 1000)	/* ms */
 /*
@@ -104,11 +105,18 @@ struct listen_addr {
 	uint16_t		 port;		/* TCP */
 	char			 path[POLICY_SOCK_MAX];	/* UNIX */
 	mode_t			 mode;		/* UNIX */
+	char			 tenant[POLICY_NAME_MAX]; /* "": token or uid */
 };
 
 struct tenant_uid {
 	char			 name[POLICY_USER_MAX];	/* as written */
 	uid_t			 uid;		/* after policy_resolve() */
+};
+
+/* A directory of this machine a tenant's stdio clients copy files under. */
+struct tenant_path {
+	char			 path[PATH_MAX];	/* absolute, normalized */
+	int			 readonly;	/* only into sandboxes */
 };
 
 struct tenant {
@@ -121,6 +129,9 @@ struct tenant {
 	char			 limits_name[POLICY_NAME_MAX];
 	struct limits		*limits;	/* never NULL after loading */
 	uint32_t		 max_sandboxes;
+	uint32_t		 max_requests;	/* MCP requests in flight */
+	struct tenant_path	*paths;
+	size_t			 npaths;
 };
 
 enum image_type {
@@ -176,6 +187,11 @@ struct policy {
 	uint32_t		 uid_slots;	/* sandboxes at once */
 
 	TAILQ_HEAD(, listen_addr) listens;
+	/* Lower case; the loopback names are always allowed as hosts. */
+	char			**allow_hosts;	/* HTTP Host names */
+	size_t			 nallow_hosts;
+	char			**allow_origins;	/* browser Origins */
+	size_t			 nallow_origins;
 	TAILQ_HEAD(, limits)	 limits;
 	TAILQ_HEAD(, tenant)	 tenants;
 	TAILQ_HEAD(, image)	 images;

@@ -57,6 +57,8 @@ job_output(struct job *job, uint32_t stream, uint32_t phase,
 	struct sbx_output	 o;
 	struct iovec		 iov[2];
 
+	if (job->logging)
+		outlog_append(&job->sb->log, buf, len);
 	if (job->cl == NULL)
 		return;
 	o.stream = stream;
@@ -209,11 +211,32 @@ job_result_record(struct job *job)
 	audit_body_free(&b);
 }
 
+/* The line in the sandbox's log that says how its exec ended. */
+static void
+job_log_end(struct job *job)
+{
+	struct sbx_result	 r;
+
+	if (!job->logging)
+		return;
+	job->logging = 0;
+	if (job->err_code == 0)
+		outlog_trailer(&job->sb->log, &job->result, NULL);
+	else if (job->err_code == SBX_E_CANCELLED) {
+		memset(&r, 0, sizeof(r));
+		r.flags = SBX_R_CANCELLED;
+		outlog_trailer(&job->sb->log, &r, NULL);
+	} else
+		outlog_trailer(&job->sb->log, NULL, job->error);
+}
+
 /* Answer, record the outcome, and let go of everything. */
 static void
 job_finish(struct job *job)
 {
 	struct sbx_error	 e;
+
+	job_log_end(job);
 
 	if (job->err_code != 0) {
 		memset(&e, 0, sizeof(e));
@@ -339,6 +362,28 @@ job_env(struct job *job, size_t *n)
 	return env;
 }
 
+/*
+ * A persistent sandbox logs what its execs write, under the command as
+ * the client gave it: a RUN's build and program under one header.
+ */
+static void
+job_log_begin(struct job *job)
+{
+	char	*run = NULL;
+
+	if (job->logging || !job->sb->persistent)
+		return;
+	job->logging = 1;
+	if (job->type == IMSG_SBX_EXEC && (job->exec_flags & SBX_EXEC_SHELL))
+		outlog_header(&job->sb->log, job->args[0], NULL, 0);
+	else if (job->lang != NULL) {
+		xasprintf(&run, "run %s", job->lang->name);
+		outlog_header(&job->sb->log, run, job->args, job->nargs);
+	} else
+		outlog_header(&job->sb->log, NULL, job->args, job->nargs);
+	free(run);
+}
+
 static int
 job_exec(struct job *job, const char *const *argv, size_t argc, int lookup,
     uint32_t phase, const void *in, size_t inlen)
@@ -347,6 +392,7 @@ job_exec(struct job *job, const char *const *argv, size_t argc, int lookup,
 	const char		**env;
 	size_t			 nenv;
 
+	job_log_begin(job);
 	env = job_env(job, &nenv);
 	memset(&spec, 0, sizeof(spec));
 	spec.argv = argv;
@@ -771,6 +817,33 @@ stop_begin(struct job *job)
 	evtimer_add(job->ev_grace, &tv);
 }
 
+/*
+ * LOGS: the last bytes of the sandbox's log.  Not audited, as LIST and
+ * STATUS are not: it reads only what sandboxd holds, never the sandbox.
+ */
+static void
+logs_run(struct job *job)
+{
+	const struct outlog	*l = &job->sb->log;
+	const uint8_t		*p;
+	struct sbx_done		 done;
+	size_t			 n, off, k;
+
+	n = l->len;
+	if (job->log_max != 0 && job->log_max < n)
+		n = (size_t)job->log_max;
+	for (off = l->len - n; off < l->len; off += k) {
+		if ((k = outlog_span(l, off, &p)) > PROTO_CHUNK)
+			k = PROTO_CHUNK;
+		job_send(job, IMSG_SBX_DATA, p, k);
+	}
+	memset(&done, 0, sizeof(done));
+	done.flags = l->dropped || n < l->len ? INIT_D_TRUNCATED : 0;
+	done.size = n;
+	done.mtime = l->mtime;
+	job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+}
+
 static void
 list_run(struct job *job)
 {
@@ -815,6 +888,11 @@ job_begin(struct job *job)
 		break;
 	case IMSG_SBX_LIST:
 		list_run(job);
+		TAILQ_REMOVE(&job->cl->jobs, job, entry);
+		job_free(job);
+		break;
+	case IMSG_SBX_LOGS:
+		logs_run(job);
 		TAILQ_REMOVE(&job->cl->jobs, job, entry);
 		job_free(job);
 		break;

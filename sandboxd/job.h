@@ -61,6 +61,10 @@ struct job {
 	char			 cwd[INIT_PATH_MAX];
 	uint32_t		 exec_flags;	/* SBX_EXEC_* */
 	uint64_t		 deadline_ns;
+	int			 logging;	/* into the sandbox's log */
+
+	/* LOGS */
+	uint64_t		 log_max;	/* bytes, 0 : all */
 
 	/* file operations */
 	uint32_t		 init_type;	/* IMSG_INIT_* */

@@ -276,14 +276,28 @@ check_ref(struct job *job, const struct sbx_ref *ref, int want_sandbox,
 	    !fixed_str(ref->id, sizeof(ref->id)))
 		return req_fail(code, err, len, SBX_E_INVALID,
 		    "malformed request");
-	if ((job->tenant = policy_tenant(sbd->conf, ref->tenant)) == NULL)
+	if (job->cl->c->role == ROLE_MCPD_STDIO) {
+		/* The uid is the tenant, whatever the request says. */
+		if ((job->tenant = policy_tenant_by_uid(sbd->conf,
+		    job->cl->c->cred.uid)) == NULL)
+			return req_fail(code, err, len, SBX_E_DENIED,
+			    "uid %u is no tenant's",
+			    (unsigned)job->cl->c->cred.uid);
+	} else if ((job->tenant = policy_tenant(sbd->conf, ref->tenant)) ==
+	    NULL)
 		return req_fail(code, err, len, SBX_E_DENIED,
 		    "unknown tenant \"%s\"", ref->tenant);
 	if (!want_sandbox)
 		return 0;
-	/* Someone else's sandbox answers exactly as a missing one. */
-	if (!sandbox_id_valid(ref->id) ||
-	    (job->sb = sandbox_find(job->tenant->name, ref->id)) == NULL)
+	/*
+	 * An id, else a name, and only among this tenant's: someone else's
+	 * sandbox answers exactly as a missing one.
+	 */
+	if (sandbox_id_valid(ref->id))
+		job->sb = sandbox_find(job->tenant->name, ref->id);
+	else if (policy_valid_name(ref->id))
+		job->sb = sandbox_find_name(job->tenant->name, ref->id);
+	if (job->sb == NULL)
 		return req_fail(code, err, len, SBX_E_NOTFOUND,
 		    "no sandbox %s", ref->id);
 	return 0;
@@ -339,6 +353,10 @@ parse_create(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	if (r.name[0] != '\0' && !policy_valid_name(r.name))
 		return req_fail(code, err, len, SBX_E_INVALID,
 		    "a sandbox name is letters, digits, '.', '_' and '-'");
+	/* Requests take an id or a name: an id-shaped one is never a name. */
+	if (sandbox_id_valid(r.name))
+		return req_fail(code, err, len, SBX_E_INVALID,
+		    "a sandbox name may not look like a sandbox id");
 	str_copy(job->name, r.name, sizeof(job->name));
 	if (check_language(job, r.language, code, err, len) == -1 ||
 	    check_image(job, r.image, code, err, len) == -1 ||
@@ -591,6 +609,25 @@ parse_ref(struct job *job, struct imsg *imsg, int want_sandbox,
 	return check_ref(job, &r, want_sandbox, code, err, len);
 }
 
+static int
+parse_logs(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
+    size_t len)
+{
+	struct sbx_logs	 r;
+
+	if (proto_payload(imsg->data, imsg->datalen, &r, sizeof(r)) == -1)
+		return req_fail(code, err, len, SBX_E_INVALID,
+		    "malformed request");
+	if (check_ref(job, &r.ref, 1, code, err, len) == -1)
+		return -1;
+	/* A one-shot sandbox keeps no log, and is nobody's to name. */
+	if (!job->sb->persistent)
+		return req_fail(code, err, len, SBX_E_NOTFOUND,
+		    "no sandbox %s", r.ref.id);
+	job->log_max = r.max;
+	return 0;
+}
+
 void
 job_free(struct job *job)
 {
@@ -651,6 +688,9 @@ request_parse(struct client *cl, struct imsg *imsg, uint32_t *code,
 			break;
 		case IMSG_SBX_LIST:
 			rv = parse_ref(job, &view, 0, code, err, len);
+			break;
+		case IMSG_SBX_LOGS:
+			rv = parse_logs(job, &view, code, err, len);
 			break;
 		default:
 			req_fail(code, err, len, SBX_E_INVALID,

@@ -112,6 +112,21 @@ sandbox_find(const char *tenant, const char *id)
 	return NULL;
 }
 
+/* A persistent sandbox by the name it was created with, within a tenant. */
+struct sandbox *
+sandbox_find_name(const char *tenant, const char *name)
+{
+	struct sandbox	*sb;
+
+	if (name[0] == '\0')
+		return NULL;
+	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
+		if (sb->persistent && strcmp(sb->name, name) == 0 &&
+		    strcmp(sb->tenant, tenant) == 0)
+			return sb;
+	return NULL;
+}
+
 uint32_t
 sandbox_next_op(struct sandbox *sb)
 {
@@ -290,6 +305,7 @@ sandbox_free(struct sandbox *sb)
 	for (i = 0; i < sb->nenv; i++)
 		free(sb->env[i]);
 	free(sb->env);
+	outlog_free(&sb->log);
 	free(sb);
 }
 

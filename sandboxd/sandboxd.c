@@ -128,7 +128,7 @@ sandboxd_allow(const struct ucred *uc, uint32_t role, char *why, size_t len,
     void *arg)
 {
 	return acl_check(&sandboxd_acl, uc, role, ROLE_BIT(ROLE_MCPD) |
-	    ROLE_BIT(ROLE_MCPCTL), why, len);
+	    ROLE_BIT(ROLE_MCPD_STDIO) | ROLE_BIT(ROLE_MCPCTL), why, len);
 }
 
 static void
@@ -163,8 +163,9 @@ sandboxd_dispatch_mcpd(struct conn *c, struct imsg *imsg)
 		sandboxd_ping(c, imsg);
 		return;
 	}
-	if (imsg->hdr.type < IMSG_SBX_CREATE ||
-	    imsg->hdr.type > IMSG_SBX_CANCEL) {
+	if ((imsg->hdr.type < IMSG_SBX_CREATE ||
+	    imsg->hdr.type > IMSG_SBX_CANCEL) &&
+	    imsg->hdr.type != IMSG_SBX_LOGS) {
 		conn_close(c, "unexpected message type %u", imsg->hdr.type);
 		return;
 	}
@@ -382,7 +383,8 @@ main(int argc, char *argv[])
 
 	daemon_init(&sandboxd, "mcp-sandboxd", argc, argv);
 	conf = sandboxd.conf;
-	if (policy_resolve(conf, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT) ==
+	if (policy_resolve(conf, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT |
+	    POLICY_RESOLVE_TENANTS) ==
 	    -1)
 		exit(1);
 	if (!sandboxd.privileged)

@@ -11,6 +11,7 @@
  *	sandbox.c	sandbox objects, containers, the init channel
  *	exec.c		one process tree: pipes, cgroups, timeout, result
  *	fileop.c	file operations relayed to sandbox-init
+ *	outlog.c	the output log of a persistent sandbox, in memory
  *	cgroup.c	per-exec cgroups: placement, kill, accounting
  *	state.c		the state database of persistent sandboxes
  *	audit.c		intent and result records, and waiting for them
@@ -66,6 +67,16 @@ struct waiter {
 	struct job		*job;
 };
 
+/* The tail of a persistent sandbox's exec output: a ring once full. */
+struct outlog {
+	uint8_t			*buf;
+	size_t			 cap;		/* grows to SBX_LOG_MAX */
+	size_t			 start;		/* the oldest byte */
+	size_t			 len;
+	int			 dropped;	/* bytes ever dropped */
+	int64_t			 mtime;		/* last append, or 0 */
+};
+
 struct sandbox {
 	TAILQ_ENTRY(sandbox)	 entry;
 	char			 id[SBX_ID_LEN + 1];
@@ -91,6 +102,7 @@ struct sandbox {
 	struct job		*stopper;	/* the stop in progress */
 	uint32_t		 destroy_flags;	/* of the destroy under way */
 	uint32_t		 redestroy;	/* flags for one more after it */
+	struct outlog		 log;		/* persistent: exec output */
 };
 
 TAILQ_HEAD(sandboxq, sandbox);
@@ -114,6 +126,7 @@ extern struct sandboxd	*sbd;
 struct sandbox	*sandbox_new(const char *, const char *, const char *,
 		    const struct limits *, int, const char *);
 struct sandbox	*sandbox_find(const char *, const char *);
+struct sandbox	*sandbox_find_name(const char *, const char *);
 /* Run ready(job, NULL) once the container is up, or ready(job, error). */
 void		 sandbox_want(struct sandbox *, struct job *,
 		    void (*)(struct job *, const char *));
@@ -160,6 +173,17 @@ void		 fileop_start(struct sandbox *, struct job *, uint32_t,
 		    const struct init_file *, const char *, const void *);
 void		 fileop_init_dispatch(struct sandbox *, struct imsg *);
 void		 fileop_sandbox_gone(struct sandbox *, const char *);
+
+/* outlog.c */
+void		 outlog_append(struct outlog *, const void *, size_t);
+/* "$ first words...": first or words may be NULL. */
+void		 outlog_header(struct outlog *, const char *,
+		    const char *const *, size_t);
+/* The exec's end from its result, or with r NULL from the error. */
+void		 outlog_trailer(struct outlog *, const struct sbx_result *,
+		    const char *);
+size_t		 outlog_span(const struct outlog *, size_t, const uint8_t **);
+void		 outlog_free(struct outlog *);
 
 /* job.c: called by exec.c and fileop.c as work completes. */
 void		 job_output(struct job *, uint32_t, uint32_t, const void *,

@@ -19,6 +19,7 @@ user "$MU"
 run directory "$RUN"
 state directory "$T/state"
 sandbox-init "$B/sandbox-init"
+listen on unix "$RUN/mcpd.sock"
 audit {
 	user "$AU"
 }

@@ -477,6 +477,83 @@ check "and for stopping it ($RES)" grep -q 'code=2 ' <<< "$RES"
 as alice status -S "$ID"
 check "alice's sandbox is unharmed" grep -q "state=running" <<< "$OUT"
 
+# --- names, and the output log ------------------------------------------------
+
+as bob create -N logbox
+LB=$OUT
+check "a named sandbox is created ($LB)" grep -qE '^[0-9a-f]{32}$' <<< "$LB"
+as bob create -N 0123456789abcdef0123456789abcdef
+check "a name that looks like an id is refused ($RES)" \
+    grep -q 'code=1 .*may not look like a sandbox id' <<< "$RES"
+as bob status -S logbox
+check "STATUS by name ($OUT)" grep -q "^id=$LB name=logbox " <<< "$OUT"
+as bob exec -S logbox -c 'echo out; sleep 0.1; echo err >&2'
+check "EXEC by name ($OUT/$ERR)" test "$RC" = 0 -a "$OUT" = out -a "$ERR" = err
+as bob exec -S logbox -- sh -c 'printf partial; exit 3'
+check "a second EXEC by name ($OUT/$(field exit))" \
+    test "$OUT" = partial -a "$(field exit)" = 3
+as alice exec -S logbox -- true
+theirs=$(sed "s/logbox/X/" <<< "$RES")
+as alice exec -S nosuchbox -- true
+unknown=$(sed "s/nosuchbox/X/" <<< "$RES")
+check "another tenant's name answers exactly as an unknown one ($theirs)" \
+    test "$theirs" = "$unknown" -a -n "$(grep 'code=2 .*no sandbox X' <<< "$theirs")"
+as alice logs -S logbox
+check "and so do its logs ($RES)" \
+    test "$RC" = 2 -a -z "$OUT" -a -n "$(grep 'code=2 .*no sandbox logbox' <<< "$RES")"
+
+as bob logs -S logbox
+cp "$T/o" "$T/full"
+check "LOGS shows each command, its output in order, and how it ended" \
+    test "$OUT" = '$ echo out; sleep 0.1; echo err >&2
+out
+err
+[exit 0]
+$ sh -c printf partial; exit 3
+partial
+[exit 3]'
+check "with its size, its time, and nothing dropped ($RES)" \
+    test "$(field size)" = "$(wc -c < "$T/full")" -a \
+    "$(field truncated)" = 0 -a "$(field mtime)" -ge $(($(date +%s) - 60))
+as bob logs -S "$LB" -X 10
+check "LOGS -X 10, by id, gives exactly the last 10 bytes" \
+    cmp -s "$T/o" <(tail -c 10 "$T/full")
+check "flagged as cut ($RES)" \
+    test "$(field size)" = 10 -a "$(field truncated)" = 1
+as bob run -S logbox -l sh -c 'echo via run'
+as bob logs -S logbox -X 100
+check "a RUN in the sandbox is logged too ($(tail -3 <<< "$OUT" | tr '\n' '|'))" \
+    test "$(tail -3 <<< "$OUT")" = '$ run sh
+via run
+[exit 0]'
+as bob exec -S logbox -T 500 -c 'echo before; sleep 5'
+as bob logs -S logbox -X 100
+check "a timed-out EXEC is logged as one ($(tail -2 <<< "$OUT" | tr '\n' '|'))" \
+    test "$(tail -2 <<< "$OUT")" = 'before
+[timed out]'
+for i in 1 2 3 4 5; do
+	as bob exec -S logbox -c "yes line$i | head -c 60000"
+done
+as bob logs -S logbox
+check "a log past 256 KiB keeps only its tail, flagged ($RES)" \
+    test "$(field size)" = 262144 -a "$(wc -c < "$T/o")" = 262144 -a \
+    "$(field truncated)" = 1
+check "the oldest output went first ($(head -c 12 "$T/o" | tr '\n' '|'))" \
+    test -z "$(grep -F '$ echo out' "$T/o")" -a \
+    -n "$(grep -Fx '$ yes line5 | head -c 60000' "$T/o")" -a \
+    "$(tail -1 "$T/o")" = "[exit 0]"
+as bob logs -S nosuchbox
+check "LOGS of an unknown sandbox fails cleanly ($RES)" \
+    test "$RC" = 2 -a -z "$OUT" -a \
+    -n "$(grep 'code=2 .*no sandbox nosuchbox' <<< "$RES")"
+as bob logs -S 0123456789abcdef0123456789abcdef
+check "by id too ($RES)" grep -q 'code=2 ' <<< "$RES"
+as bob stop -S logbox
+check "STOP by name ($RES)" test "$RC" = 0
+as bob logs -S logbox
+check "the log is gone with its sandbox ($RES)" grep -q 'code=2 ' <<< "$RES"
+check_clean "the named sandbox" "$ID" "$ID2"
+
 # --- audit -------------------------------------------------------------------
 
 DB=$T/state/audit/audit.db
@@ -521,6 +598,10 @@ check "the sandboxes are back after a restart, idle ($OUT)" \
     test "$(grep -c "state=idle" <<< "$OUT")" = 2
 as alice read -S "$ID" keep.txt
 check "the workspace survived ($OUT)" test "$OUT" = kept
+as alice logs -S "$ID"
+check "its output log did not: it lives in memory only ($RES)" \
+    test "$RC" = 0 -a -z "$OUT" -a "$(field size)" = 0 -a \
+    "$(field mtime)" = 0
 as alice exec -S "$ID" -c 'pgrep sleep || echo "no sleep"'
 check "its processes did not, as documented ($OUT)" test "$OUT" = "no sleep"
 

@@ -19,8 +19,10 @@
  *	stop -S id
  *	list
  *	status -S id
+ *	logs -S id [-X max]
  *
- * Program output goes to stdout and stderr as it streams; then one line
+ * -S takes a sandbox's id or its name.  Program output goes to stdout and
+ * stderr as it streams, file content and logs to stdout; then one line
  * "sbx: result k=v ..." (or "sbx: done ...", "sbx: error ...") on stderr.
  * Exit status: 0 when the request completed, 2 on an error answer, 1 on
  * a usage or connection failure.
@@ -286,8 +288,10 @@ answers(void)
 				errx(1, "bad done");
 			fflush(stdout);
 			fprintf(stderr, "\nsbx: done size=%llu mode=%o "
-			    "truncated=%d\n", (unsigned long long)d.size,
-			    d.mode, (d.flags & INIT_D_TRUNCATED) ? 1 : 0);
+			    "truncated=%d mtime=%lld\n",
+			    (unsigned long long)d.size, d.mode,
+			    (d.flags & INIT_D_TRUNCATED) ? 1 : 0,
+			    (long long)d.mtime);
 			imsg_free(&imsg);
 			return 0;
 		case IMSG_SBX_ERROR:
@@ -526,6 +530,22 @@ cmd_ref(const char *tenant, uint32_t type, int argc, char *argv[])
 	return answers();
 }
 
+static int
+cmd_logs(const char *tenant, int argc, char *argv[])
+{
+	struct opts	 o;
+	struct sbx_logs	 l;
+	struct buf	 b = { NULL, 0 };
+
+	get_opts(argc, argv, &o);
+	memset(&l, 0, sizeof(l));
+	ref_fill(&l.ref, tenant, o.id);
+	l.max = o.max;
+	buf_add(&b, &l, sizeof(l));
+	send_req(IMSG_SBX_LOGS, &b);
+	return answers();
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -582,6 +602,8 @@ main(int argc, char *argv[])
 		rv = cmd_ref(tenant, IMSG_SBX_LIST, argc, argv);
 	else if (strcmp(cmd, "status") == 0)
 		rv = cmd_ref(tenant, IMSG_SBX_STATUS, argc, argv);
+	else if (strcmp(cmd, "logs") == 0)
+		rv = cmd_logs(tenant, argc, argv);
 	else
 		usage();
 	imsgbuf_clear(&ib);

@@ -157,8 +157,13 @@ same_tenant(const struct tenant *a, const struct tenant *b)
 	if (strcmp(a->name, b->name) != 0 || a->ntokens != b->ntokens ||
 	    a->nuids != b->nuids || strcmp(a->limits_name,
 	    b->limits_name) != 0 || strcmp(a->limits->name,
-	    b->limits->name) != 0 || a->max_sandboxes != b->max_sandboxes)
+	    b->limits->name) != 0 || a->max_sandboxes != b->max_sandboxes ||
+	    a->max_requests != b->max_requests || a->npaths != b->npaths)
 		return 0;
+	for (i = 0; i < a->npaths; i++)
+		if (strcmp(a->paths[i].path, b->paths[i].path) != 0 ||
+		    a->paths[i].readonly != b->paths[i].readonly)
+			return 0;
 	for (i = 0; i < a->ntokens; i++)
 		if (memcmp(a->tokens[i], b->tokens[i],
 		    POLICY_TOKEN_HASH_LEN) != 0)
@@ -175,6 +180,19 @@ same_string(const char *a, const char *b)
 	if (a == NULL || b == NULL)
 		return a == b;
 	return strcmp(a, b) == 0;
+}
+
+static int
+same_strings(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	size_t	 i;
+
+	if (na != nb)
+		return 0;
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return 0;
+	return 1;
 }
 
 static int
@@ -215,12 +233,16 @@ same_policy(const struct policy *a, const struct policy *b)
 	    strcmp(a->audit.database, b->audit.database) != 0 ||
 	    strcmp(a->audit.user, b->audit.user) != 0)
 		return 0;
+	if (!same_strings(a->allow_hosts, a->nallow_hosts, b->allow_hosts,
+	    b->nallow_hosts) || !same_strings(a->allow_origins,
+	    a->nallow_origins, b->allow_origins, b->nallow_origins))
+		return 0;
 	for (la = TAILQ_FIRST(&a->listens), lb = TAILQ_FIRST(&b->listens);
 	    la != NULL && lb != NULL;
 	    la = TAILQ_NEXT(la, entry), lb = TAILQ_NEXT(lb, entry))
 		if (la->type != lb->type || strcmp(la->host, lb->host) != 0 ||
 		    la->port != lb->port || strcmp(la->path, lb->path) != 0 ||
-		    la->mode != lb->mode)
+		    la->mode != lb->mode || strcmp(la->tenant, lb->tenant) != 0)
 			return 0;
 	if (la != NULL || lb != NULL)
 		return 0;
@@ -325,6 +347,9 @@ test_defaults(void)
 	    im->type == IMAGE_HOST && im->pool == DEFAULT_POOL &&
 	    TAILQ_NEXT(im, entry) == NULL, "built-in image \"host\"");
 	ok(TAILQ_EMPTY(&p->tenants), "no tenants by default");
+	ok(p->nallow_hosts == 0 && p->allow_hosts == NULL &&
+	    p->nallow_origins == 0 && p->allow_origins == NULL,
+	    "no allowed hosts or origins by default");
 	ok(policy_language(p, "python") != NULL &&
 	    policy_language(p, "py") != NULL &&
 	    policy_language(p, "javascript") != NULL &&
@@ -372,9 +397,15 @@ static const char rich[] =
     "sandbox socket /run/m/sb.sock\n"
     "listen on 127.0.0.1 port 8080\n"
     "listen on ::1 port $alt\n"
-    "listen on * port 9000\n"
+    "listen on * port 9000 tenant bob\n"
     "listen on unix /run/m/a.sock\n"
-    "listen on unix /run/m/b.sock mode 600\n"
+    "listen on unix /run/m/b.sock mode 600 tenant alice\n"
+    "listen on unix /run/m/c.sock tenant \"bob\"\n"
+    "allow host Mcp.Example.COM\n"
+    "allow host 192.0.2.1\n"
+    "allow host \"[2001:DB8::1]\"\n"
+    "allow origin https://App.Example.com\n"
+    "allow origin \"http://[::1]:3000\"\n"
     "limits default {\n"
     "\tmemory 1G\n"
     "\tnetwork egress\n"
@@ -403,6 +434,10 @@ static const char rich[] =
     "\tuid alice\n"
     "\tlimits small\n"
     "\tmax sandboxes 8\n"
+    "\tlocal path /srv/alice\n"
+    "\tlocal path \"/home/alice/my docs\" read-only\n"
+    "\tmax requests 32\n"
+    "\tlocal path /\n"
     "}\n"
     "tenant bob {\n"
     "\tuid 1001\n"
@@ -455,16 +490,35 @@ test_rich_globals(const struct policy *p)
 	ok(la != NULL && la->type == LISTEN_TCP &&
 	    strcmp(la->host, "::1") == 0 && la->port == 8081,
 	    "listen on an IPv6 address, port from a macro");
+	ok(la != NULL && la->tenant[0] == '\0', "no tenant on a listener");
 	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
 	ok(la != NULL && strcmp(la->host, "*") == 0 && la->port == 9000,
 	    "listen on *");
+	ok(la != NULL && strcmp(la->tenant, "bob") == 0,
+	    "TCP listener with a tenant");
 	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
 	ok(la != NULL && la->type == LISTEN_UNIX &&
 	    strcmp(la->path, "/run/m/a.sock") == 0 &&
-	    la->mode == DEFAULT_UNIX_MODE, "listen on unix, default mode");
+	    la->mode == DEFAULT_UNIX_MODE && la->tenant[0] == '\0',
+	    "listen on unix, default mode");
 	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
 	ok(la != NULL && la->type == LISTEN_UNIX && la->mode == 0600 &&
-	    TAILQ_NEXT(la, entry) == NULL, "listen on unix, mode in octal");
+	    strcmp(la->tenant, "alice") == 0,
+	    "listen on unix, mode in octal, tenant defined further down");
+	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
+	ok(la != NULL && la->type == LISTEN_UNIX &&
+	    la->mode == DEFAULT_UNIX_MODE && strcmp(la->tenant, "bob") == 0 &&
+	    TAILQ_NEXT(la, entry) == NULL,
+	    "listen on unix, default mode, quoted tenant");
+	ok(p->nallow_hosts == 3 &&
+	    strcmp(p->allow_hosts[0], "mcp.example.com") == 0 &&
+	    strcmp(p->allow_hosts[1], "192.0.2.1") == 0 &&
+	    strcmp(p->allow_hosts[2], "[2001:db8::1]") == 0,
+	    "allowed hosts in order, in lower case");
+	ok(p->nallow_origins == 2 &&
+	    strcmp(p->allow_origins[0], "https://app.example.com") == 0 &&
+	    strcmp(p->allow_origins[1], "http://[::1]:3000") == 0,
+	    "allowed origins in order, in lower case");
 	ok(p->audit.required == 0, "audit required no");
 	ok(strcmp(p->audit.socket, "/run/m/audit.sock") == 0, "audit socket");
 	ok(strcmp(p->audit.database, "/srv/mcpd/audit.db") == 0,
@@ -521,11 +575,23 @@ test_rich_tenants(const struct policy *p)
 	ok(strcmp(t->limits_name, "small") == 0 && t->limits ==
 	    policy_limits(p, "small"), "tenant limits resolved");
 	ok(t->max_sandboxes == 8, "max sandboxes");
+	ok(t->max_requests == 32, "max requests");
+	ok(t->npaths == 3 && strcmp(t->paths[0].path, "/srv/alice") == 0 &&
+	    !t->paths[0].readonly, "local path, read and write");
+	ok(t->npaths == 3 &&
+	    strcmp(t->paths[1].path, "/home/alice/my docs") == 0 &&
+	    t->paths[1].readonly, "local path read-only, quoted");
+	ok(t->npaths == 3 && strcmp(t->paths[2].path, "/") == 0 &&
+	    !t->paths[2].readonly, "local path /, in file order");
 	t = policy_tenant(p, "bob");
 	ok(t != NULL && t->limits == policy_limits(p, "later") &&
 	    t->limits->pids == 7, "limits defined after the tenant");
 	ok(t != NULL && t->max_sandboxes == DEFAULT_MAX_SANDBOXES,
 	    "default max sandboxes");
+	ok(t != NULL && t->max_requests == DEFAULT_MAX_REQUESTS &&
+	    DEFAULT_MAX_REQUESTS == 16, "default max requests is 16");
+	ok(t != NULL && t->npaths == 0 && t->paths == NULL,
+	    "no local paths by default");
 
 	for (i = 0; i < sizeof(h); i++)
 		h[i] = (uint8_t)(0xfe - (i % 8) * 0x22);
@@ -575,6 +641,40 @@ test_rich_images(const struct policy *p)
 	ok(policy_language(p, "cobol") == NULL, "unknown language");
 }
 
+/* How the dump writes listener tenants, hosts, origins and tenant fields. */
+static void
+test_rich_dump(const struct policy *p)
+{
+	static const char *const lines[] = {
+		"listen on \"127.0.0.1\" port 8080\n",
+		"listen on \"*\" port 9000 tenant \"bob\"\n",
+		"listen on unix \"/run/m/a.sock\" mode 0660\n",
+		"listen on unix \"/run/m/b.sock\" mode 0600 tenant \"alice\"\n",
+		"\nallow host \"mcp.example.com\"\n",
+		"allow host \"[2001:db8::1]\"\n",
+		"allow origin \"https://app.example.com\"\n",
+		"allow origin \"http://[::1]:3000\"\n",
+		"\tmax requests 32\n",
+		"\tlocal path \"/srv/alice\"\n",
+		"\tlocal path \"/home/alice/my docs\" read-only\n",
+		"\tlocal path \"/\"\n",
+	};
+	const char	*l;
+	char		*d;
+	size_t		 i;
+
+	d = dump_text(p);
+	for (i = 0; i < nitems(lines); i++) {
+		l = lines[i] + strspn(lines[i], "\n\t");
+		if (!ok(strstr(d, lines[i]) != NULL, "dump has %.*s",
+		    (int)strcspn(l, "\n"), l))
+			diag("dump:\n%s", d);
+	}
+	ok(strstr(d, "max requests 16") == NULL,
+	    "max requests left out of the dump at its default");
+	free(d);
+}
+
 static void
 test_rich(void)
 {
@@ -586,8 +686,323 @@ test_rich(void)
 	test_rich_limits(p);
 	test_rich_tenants(p);
 	test_rich_images(p);
+	test_rich_dump(p);
 	round_trip("rich config", p);
 	policy_free(p);
+}
+
+/*
+ * Listener tenants, allowed hosts and origins, local paths and max
+ * requests: what is accepted, and that a file without them dumps as it
+ * always did.
+ */
+static void
+test_added_values(void)
+{
+	struct policy	*p;
+	struct tenant	*t;
+	char		 text[1024], label[64], name[320];
+	char		*d;
+
+	p = loads("hosts, origins and bounds",
+	    "allow host localhost\n"
+	    "allow host xn--bcher-kva.example\n"
+	    "allow host a-b.c-d\n"
+	    "allow host \"[::ffff:192.0.2.1]\"\n"
+	    "allow host 0.0.0.0\n"
+	    "allow origin http://localhost\n"
+	    "allow origin \"http://LOCALHOST:8080\"\n"
+	    "allow origin https://a.example:8443\n"
+	    "allow origin http://127.0.0.1:65535\n"
+	    "allow origin http://a.example:1\n"
+	    "allow origin http://a.example:443\n"
+	    "allow origin https://a.example:80\n"
+	    "allow origin \"https://[2001:db8::1]:8443\"\n"
+	    "tenant t {\n\tuid 1\n\tmax requests 1\n}\n"
+	    "tenant u {\n\tuid 2\n\tmax requests 4096\n"
+	    "\tlocal path /a/b.c/..d/.e\n}\n");
+	if (p == NULL)
+		return;
+	ok(p->nallow_hosts == 5 && p->nallow_origins == 8,
+	    "every host and origin kept");
+	ok(p->nallow_origins == 8 &&
+	    strcmp(p->allow_origins[1], "http://localhost:8080") == 0,
+	    "origin in lower case, port kept");
+	ok(policy_tenant(p, "t")->max_requests == 1 &&
+	    policy_tenant(p, "u")->max_requests == 4096,
+	    "max requests bounds");
+	t = policy_tenant(p, "u");
+	ok(t->npaths == 1 && strcmp(t->paths[0].path, "/a/b.c/..d/.e") == 0,
+	    "dots inside names are not \".\" or \"..\"");
+	round_trip("hosts, origins and bounds", p);
+	policy_free(p);
+
+	memset(label, 'a', 63);
+	label[63] = '\0';
+	(void)snprintf(name, sizeof(name), "%s.%s.%s.%.61s", label, label,
+	    label, label);
+	(void)snprintf(text, sizeof(text), "allow host %s\n"
+	    "allow origin \"https://%s\"\n", name, name);
+	p = loads("labels of 63 and a name of 253 characters", text);
+	policy_free(p);
+
+	p = loads("max requests 16 given",
+	    "tenant t {\n\tuid 1\n\tmax requests 16\n}\n");
+	if (p != NULL) {
+		d = dump_text(p);
+		ok(strstr(d, "max requests") == NULL,
+		    "max requests 16 is the default, left out of the dump");
+		free(d);
+		round_trip("max requests 16", p);
+	}
+	policy_free(p);
+
+	p = loads("none of the added statements",
+	    "listen on 127.0.0.1 port 80\nlisten on unix /s.sock\n"
+	    "tenant t {\n\tuid 1\n}\n");
+	if (p != NULL) {
+		d = dump_text(p);
+		ok(strstr(d, "allow") == NULL && strstr(d, " tenant ") ==
+		    NULL && strstr(d, "local path") == NULL &&
+		    strstr(d, "max requests") == NULL,
+		    "their absence adds nothing to the dump");
+		ok(strstr(d, "port 80\n") != NULL &&
+		    strstr(d, "mode 0660\n") != NULL,
+		    "listen lines end as they did");
+		free(d);
+	}
+	policy_free(p);
+}
+
+/* "local" became a keyword; files using it as a name still load. */
+static void
+test_local_word(void)
+{
+	struct policy	*p;
+
+	p = loads("\"local\" as a macro, tenant, uid and limits name",
+	    "local = \"127.0.0.1\"\n"
+	    "listen on $local port 8080 tenant local\n"
+	    "limits local {\n}\n"
+	    "tenant local {\n\tuid local\n\tlimits local\n"
+	    "\tlocal path /srv\n}\n");
+	ok(p != NULL && policy_tenant(p, "local") != NULL &&
+	    policy_tenant(p, "local")->limits == policy_limits(p, "local") &&
+	    strcmp(policy_tenant(p, "local")->uids[0].name, "local") == 0 &&
+	    strcmp(TAILQ_FIRST(&p->listens)->host, "127.0.0.1") == 0 &&
+	    strcmp(TAILQ_FIRST(&p->listens)->tenant, "local") == 0,
+	    "\"local\" read as a value");
+	if (p != NULL)
+		round_trip("\"local\" as a name", p);
+	policy_free(p);
+
+	fails("local path outside a tenant", "local path /srv\n",
+	    "t.conf:1: syntax error, unexpected \"path\", expecting \"=\"");
+	fails("local without path", "tenant t {\n\tuid 1\n\tlocal /srv\n}\n",
+	    "t.conf:3: syntax error, unexpected string \"/srv\", "
+	    "expecting \"path\"");
+	fails("\"local\" not listed among the values expected", "runc\n",
+	    "t.conf:1: syntax error, unexpected end of line, "
+	    "expecting string or number");
+}
+
+static void
+test_added_errors(void)
+{
+	static const struct {
+		const char	*host;
+		const char	*why;
+	} hosts[] = {
+		{ "a_b",		"not a host name or address" },
+		{ "\"a b\"",		"not a host name or address" },
+		{ "\"\"",		"not a host name or address" },
+		{ "-a.example",		"not a host name or address" },
+		{ "a-.example",		"not a host name or address" },
+		{ "a..b",		"not a host name or address" },
+		{ ".a",			"not a host name or address" },
+		{ "a.example.",		"not a host name or address" },
+		{ "1.2.3",		"not a host name or address" },
+		{ "999.1.1.1",		"not a host name or address" },
+		{ "01.2.3.4",		"not a host name or address" },
+		{ "0x7f000001",		"not a host name or address" },
+		{ "a.123",		"not a host name or address" },
+		{ "\"[::1\"",		"not a host name or address" },
+		{ "\"[]\"",		"not a host name or address" },
+		{ "\"[zz::1]\"",	"not a host name or address" },
+		{ "\"[127.0.0.1]\"",	"not a host name or address" },
+		{ "*",			"not a host name or address" },
+		{ "localhost:8080",	"a port is not allowed here" },
+		{ "\"[::1]:8080\"",	"a port is not allowed here" },
+		{ "::1",		"an IPv6 address must be in brackets" },
+		{ "2001:db8::1",	"an IPv6 address must be in brackets" },
+	};
+	static const struct {
+		const char	*origin;
+		const char	*why;
+	} origins[] = {
+		{ "https://a.example/",		"has a path; an origin is a "
+		    "scheme, a host and a port" },
+		{ "https://a.example/app",	"has a path; an origin is a "
+		    "scheme, a host and a port" },
+		{ "https://a.example:8443/",	"has a path; an origin is a "
+		    "scheme, a host and a port" },
+		{ "\"https://a.example?x\"",	"has a path; an origin is a "
+		    "scheme, a host and a port" },
+		{ "a.example",			"not http:// or https://" },
+		{ "//a.example",		"not http:// or https://" },
+		{ "ftp://a.example",		"not http:// or https://" },
+		{ "\"https:/a.example\"",	"not http:// or https://" },
+		{ "\"null\"",			"not http:// or https://" },
+		{ "http://a.example:0",		"port out of range "
+		    "(1..65535)" },
+		{ "http://a.example:70000",	"port out of range "
+		    "(1..65535)" },
+		{ "http://a.example:99999999999999999999",
+		    "port out of range (1..65535)" },
+		{ "http://a.example:080",	"port with a leading zero" },
+		{ "http://a.example:",		"not a port" },
+		{ "http://a.example:8o",	"not a port" },
+		{ "http://a.example:80",	"the default port of the "
+		    "scheme, which browsers leave out" },
+		{ "https://a.example:443",	"the default port of the "
+		    "scheme, which browsers leave out" },
+		{ "http://",			"not a host name or address" },
+		{ "\"http://user@a.example\"",	"not a host name or address" },
+		{ "http://a_b.example",		"not a host name or address" },
+		{ "\"http://[::1\"",		"not a host name or address" },
+		{ "\"http://[::1]x\"",		"not a host name or address" },
+		{ "http://::1",			"not a host name or address" },
+	};
+	char	 text[512], want[512], what[80], *big;
+	size_t	 i;
+
+	for (i = 0; i < nitems(hosts); i++) {
+		(void)snprintf(text, sizeof(text), "allow host %s\n",
+		    hosts[i].host);
+		(void)snprintf(want, sizeof(want), "t.conf:1: allow host "
+		    "\"%.*s\": %s", (int)strcspn(hosts[i].host +
+		    (hosts[i].host[0] == '"'), "\""), hosts[i].host +
+		    (hosts[i].host[0] == '"'), hosts[i].why);
+		(void)snprintf(what, sizeof(what), "allow host %s",
+		    hosts[i].host);
+		fails(what, text, want);
+	}
+	for (i = 0; i < nitems(origins); i++) {
+		(void)snprintf(text, sizeof(text), "allow origin %s\n",
+		    origins[i].origin);
+		(void)snprintf(want, sizeof(want), "t.conf:1: allow origin "
+		    "\"%.*s\": %s", (int)strcspn(origins[i].origin +
+		    (origins[i].origin[0] == '"'), "\""), origins[i].origin +
+		    (origins[i].origin[0] == '"'), origins[i].why);
+		(void)snprintf(what, sizeof(what), "allow origin %s",
+		    origins[i].origin);
+		fails(what, text, want);
+	}
+
+	big = xmalloc(400);
+	memset(big, 'a', 399);
+	big[399] = '\0';
+	memcpy(big, "allow host ", 11);
+	big[11 + 63] = big[11 + 127] = big[11 + 191] = '.';
+	big[11 + 254] = '\n';
+	big[11 + 255] = '\0';
+	fails("host of 254 characters", big,
+	    "t.conf:1: allow host: longer than 253 characters");
+	memcpy(big + 11, "a.", 2);
+	memset(big + 13, 'b', 64);
+	memcpy(big + 77, "\n", 2);
+	fails("label of 64 characters", big, "t.conf:1: allow host \"a."
+	    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	    "\": not a host name or address");
+	memset(big, 'a', 399);
+	memcpy(big, "allow origin https://", 21);
+	big[13 + 301] = '\n';
+	big[13 + 302] = '\0';
+	fails("origin of 301 characters", big,
+	    "t.conf:1: allow origin: longer than 300 characters");
+	free(big);
+
+	fails("host given twice, in another case",
+	    "allow host a.example\nallow host A.Example\n",
+	    "t.conf:2: allow host \"a.example\" given twice");
+	fails("origin given twice, in another case",
+	    "allow origin https://a.example\n"
+	    "allow origin HTTPS://A.EXAMPLE\n",
+	    "t.conf:2: allow origin \"https://a.example\" given twice");
+	fails("allow what", "allow a.example\n",
+	    "t.conf:1: syntax error, unexpected string \"a.example\", "
+	    "expecting \"host\" or \"origin\"");
+
+	fails("unknown tenant on a TCP listener",
+	    "listen on 127.0.0.1 port 80 tenant bob\n"
+	    "tenant alice {\n\tuid 1\n}\n",
+	    "t.conf:1: listen on 127.0.0.1 port 80: unknown tenant \"bob\"");
+	fails("unknown tenant on a unix listener",
+	    "\nlisten on unix /s.sock mode 600 tenant bob\n",
+	    "t.conf:2: listen on unix /s.sock: unknown tenant \"bob\"");
+	fails("invalid tenant name on a listener",
+	    "listen on unix /s.sock tenant \"a b\"\n",
+	    "t.conf:1: invalid tenant name \"a b\": only letters, digits, "
+	    "'.', '_' and '-' are allowed");
+	fails("tenant before the mode", "listen on unix /s tenant a mode 0\n"
+	    "tenant a {\n\tuid 1\n}\n",
+	    "t.conf:1: syntax error, unexpected \"mode\", "
+	    "expecting end of line");
+	fails("listener tenant without a name", "listen on * port 1 tenant\n",
+	    "t.conf:1: syntax error, unexpected end of line, "
+	    "expecting string or number");
+
+	fails("relative local path",
+	    "tenant t {\n\tuid 1\n\tlocal path home/alice\n}\n",
+	    "t.conf:3: local path \"home/alice\": not an absolute path");
+	fails("local path with ..",
+	    "tenant t {\n\tuid 1\n\tlocal path /home/../etc\n}\n",
+	    "t.conf:3: local path \"/home/../etc\": has a \".\" or \"..\" "
+	    "component");
+	fails("local path ending in ..",
+	    "tenant t {\n\tuid 1\n\tlocal path /home/..\n}\n",
+	    "t.conf:3: local path \"/home/..\": has a \".\" or \"..\" "
+	    "component");
+	fails("local path with .",
+	    "tenant t {\n\tuid 1\n\tlocal path /home/./a\n}\n",
+	    "t.conf:3: local path \"/home/./a\": has a \".\" or \"..\" "
+	    "component");
+	fails("local path with a trailing slash",
+	    "tenant t {\n\tuid 1\n\tlocal path /home/\n}\n",
+	    "t.conf:3: local path \"/home/\": ends with '/'");
+	fails("local path with an empty component",
+	    "tenant t {\n\tuid 1\n\tlocal path //home\n}\n",
+	    "t.conf:3: local path \"//home\": has an empty component");
+	fails("local path given twice",
+	    "tenant t {\n\tuid 1\n\tlocal path /a\n"
+	    "\tlocal path /a read-only\n}\n",
+	    "t.conf:4: local path \"/a\" given twice");
+	fails("read-only before the path",
+	    "tenant t {\n\tuid 1\n\tlocal path read-only /a\n}\n",
+	    "t.conf:3: syntax error, unexpected \"read-only\", "
+	    "expecting string or number");
+	big = xmalloc(PATH_MAX + 64);
+	(void)snprintf(big, PATH_MAX + 64, "tenant t {\n\tuid 1\n"
+	    "\tlocal path /%0*d\n}\n", PATH_MAX - 1, 0);
+	fails("local path too long", big,
+	    "t.conf:3: local path too long (at most 4095 bytes)");
+	free(big);
+
+	fails("max requests 0", "tenant t {\n\tuid 1\n\tmax requests 0\n}\n",
+	    "t.conf:3: max requests 0: out of range (1..4096)");
+	fails("max requests 5000",
+	    "tenant t {\n\tuid 1\n\tmax requests 5000\n}\n",
+	    "t.conf:3: max requests 5000: out of range (1..4096)");
+	fails("max requests twice",
+	    "tenant t {\n\tuid 1\n\tmax requests 1\n\tmax requests 2\n}\n",
+	    "t.conf:4: max requests given twice");
+	fails("max requests not a number",
+	    "tenant t {\n\tuid 1\n\tmax requests many\n}\n",
+	    "t.conf:3: syntax error, unexpected string \"many\", "
+	    "expecting number");
+	fails("max what", "tenant t {\n\tuid 1\n\tmax 3\n}\n",
+	    "t.conf:3: syntax error, unexpected number 3, "
+	    "expecting \"sandboxes\" or \"requests\"");
 }
 
 static void
@@ -1277,6 +1692,9 @@ main(void)
 	test_defaults();
 	test_rich();
 	test_values();
+	test_added_values();
+	test_local_word();
+	test_added_errors();
 	test_sandbox_settings();
 	test_languages_replace_defaults();
 	test_include();

@@ -1,0 +1,189 @@
+/*
+ * Turning sandbox bytes into what JSON and MCP can carry: valid UTF-8,
+ * base64, MIME types, times and signal names.
+ */
+#include <sys/types.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "mcpd.h"
+#include "util.h"
+
+/* The length of the valid UTF-8 sequence at p, or 0. */
+static size_t
+utf8_seq(const uint8_t *p, size_t len)
+{
+	uint32_t	 cp;
+	size_t		 n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (n > len)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and beyond U+10FFFF. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+int
+utf8_valid(const uint8_t *p, size_t len)
+{
+	size_t	 i, n;
+
+	for (i = 0; i < len; i += n)
+		if ((n = utf8_seq(p + i, len - i)) == 0)
+			return 0;
+	return 1;
+}
+
+json_t *
+utf8_json(const uint8_t *p, size_t len)
+{
+	uint8_t	*buf;
+	size_t	 i, n, o = 0;
+	json_t	*s;
+
+	if (len == 0)
+		return json_string("");
+	if (utf8_valid(p, len))
+		return json_stringn((const char *)p, len);
+	buf = xmalloc(len * 3 + 1);
+	for (i = 0; i < len; i += n) {
+		if ((n = utf8_seq(p + i, len - i)) == 0) {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			o += 3;
+			n = 1;
+		} else {
+			memcpy(buf + o, p + i, n);
+			o += n;
+		}
+	}
+	s = json_stringn((const char *)buf, o);
+	free(buf);
+	return s;
+}
+
+char *
+b64_encode(const uint8_t *p, size_t len)
+{
+	size_t	 n = sodium_base64_encoded_len(len,
+		    sodium_base64_VARIANT_ORIGINAL);
+	char	*s = xmalloc(n);
+
+	sodium_bin2base64(s, n, p, len, sodium_base64_VARIANT_ORIGINAL);
+	return s;
+}
+
+uint8_t *
+b64_decode(const char *s, size_t len, size_t *outlen)
+{
+	uint8_t		*buf;
+	const char	*end;
+
+	buf = xmalloc(len / 4 * 3 + 3);
+	if (sodium_base642bin(buf, len / 4 * 3 + 3, s, len, "\n\r ", outlen,
+	    &end, sodium_base64_VARIANT_ORIGINAL) != 0 || end != s + len) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+const char *
+mime_guess(const char *path)
+{
+	static const struct {
+		const char	*ext;
+		const char	*type;
+	} types[] = {
+		{ "png", "image/png" }, { "jpg", "image/jpeg" },
+		{ "jpeg", "image/jpeg" }, { "gif", "image/gif" },
+		{ "svg", "image/svg+xml" }, { "webp", "image/webp" },
+		{ "txt", "text/plain" }, { "log", "text/plain" },
+		{ "md", "text/markdown" }, { "csv", "text/csv" },
+		{ "html", "text/html" }, { "htm", "text/html" },
+		{ "css", "text/css" }, { "js", "text/javascript" },
+		{ "mjs", "text/javascript" }, { "json", "application/json" },
+		{ "xml", "application/xml" }, { "yaml", "application/yaml" },
+		{ "yml", "application/yaml" }, { "py", "text/x-python" },
+		{ "c", "text/x-c" }, { "h", "text/x-c" },
+		{ "sh", "text/x-shellscript" }, { "pdf", "application/pdf" },
+		{ "zip", "application/zip" }, { "gz", "application/gzip" },
+		{ "tar", "application/x-tar" }, { "wav", "audio/wav" },
+		{ "mp3", "audio/mpeg" },
+	};
+	const char	*dot, *slash;
+	size_t		 i;
+
+	dot = strrchr(path, '.');
+	slash = strrchr(path, '/');
+	if (dot == NULL || (slash != NULL && dot < slash))
+		return NULL;
+	for (i = 0; i < nitems(types); i++)
+		if (strcasecmp(dot + 1, types[i].ext) == 0)
+			return types[i].type;
+	return NULL;
+}
+
+void
+iso_time(int64_t t, char *buf, size_t len)
+{
+	struct tm	 tm;
+	time_t		 tt = (time_t)t;
+
+	if (t <= 0 || gmtime_r(&tt, &tm) == NULL) {
+		str_copy(buf, "", len);
+		return;
+	}
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+const char *
+signal_name(int sig)
+{
+	static const struct {
+		int		 sig;
+		const char	*name;
+	} names[] = {
+		{ SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" },
+		{ SIGQUIT, "SIGQUIT" }, { SIGILL, "SIGILL" },
+		{ SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
+		{ SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" },
+		{ SIGKILL, "SIGKILL" }, { SIGUSR1, "SIGUSR1" },
+		{ SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
+		{ SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" },
+		{ SIGTERM, "SIGTERM" }, { SIGXCPU, "SIGXCPU" },
+		{ SIGXFSZ, "SIGXFSZ" }, { SIGSYS, "SIGSYS" },
+	};
+	static char	 buf[16];
+	size_t		 i;
+
+	for (i = 0; i < nitems(names); i++)
+		if (names[i].sig == sig)
+			return names[i].name;
+	snprintf(buf, sizeof(buf), "signal %d", sig);
+	return buf;
+}

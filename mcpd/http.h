@@ -1,0 +1,96 @@
+/*
+ * A small, strict HTTP/1.1 server on libevent: the only HTTP mcpd needs,
+ * written so that every byte of a request is checked.  Requests with a
+ * body of Content-Length or chunked encoding, never both; headers and
+ * bodies capped; slow clients timed out; responses either whole or
+ * streamed in chunks (for server-sent events), with the handler told when
+ * a client goes away mid-stream.
+ */
+#ifndef MCPD_HTTP_H
+#define MCPD_HTTP_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#define HTTP_MAX_HEADERS	64
+#define HTTP_MAX_LINE		8192	/* request line or one header */
+#define HTTP_MAX_HEAD		(32 * 1024)	/* all of the head */
+
+struct http_server;
+struct http_req;
+
+struct http_header {
+	char		*name;		/* lower-cased */
+	char		*value;
+};
+
+struct http_req {
+	struct http_conn	*conn;		/* NULL once it went away */
+	char			*method;
+	char			*target;	/* as sent: path and query */
+	char			*path;		/* decoded path, no query */
+	char			*query;		/* raw, or NULL */
+	struct http_header	 headers[HTTP_MAX_HEADERS];
+	int			 nheaders;
+	uint8_t			*body;
+	size_t			 bodylen;
+	char			 peer[64];	/* for logs */
+	int			 responding;	/* a reply was started */
+	int			 streaming;	/* chunked, not over yet */
+	void			*larg;		/* its listener's */
+	int			 has_cred;	/* unix socket: peer's uid */
+	uid_t			 uid;
+	void			*data;		/* the handler's */
+	/* Called once if the client goes away while a reply is open. */
+	void			(*gone)(struct http_req *);
+};
+
+struct http_settings {
+	size_t		 max_body;
+	unsigned int	 max_conns;
+	unsigned int	 head_timeout;	/* s to send a whole head */
+	unsigned int	 body_timeout;	/* s to send the body */
+	unsigned int	 idle_timeout;	/* s of keep-alive between requests */
+	size_t		 max_queued;	/* bytes unsent before we give up */
+};
+
+typedef void	(*http_handler_fn)(struct http_req *, void *);
+
+struct http_server *http_server_new(struct event_base *,
+		    const struct http_settings *, http_handler_fn, void *);
+/* Serve on a listening TCP or unix socket; requests carry larg. */
+int		 http_server_listen(struct http_server *, int, void *);
+void		 http_server_free(struct http_server *);
+unsigned int	 http_server_conns(const struct http_server *);
+
+/* The first value of a header (name lower-case), or NULL. */
+const char	*http_header(const struct http_req *, const char *);
+int		 http_header_count(const struct http_req *, const char *);
+/* A query parameter, percent-decoded into buf, or NULL. */
+const char	*http_query(const struct http_req *, const char *, char *,
+		    size_t);
+
+/*
+ * A whole reply.  extra is "Name: value\r\n" lines or NULL.  The request
+ * is freed once the reply is sent (or the client went away).
+ */
+void		 http_reply(struct http_req *, int, const char *, const char *,
+		    const void *, size_t);
+/* Start a chunked reply, feed it, end it. */
+void		 http_stream_start(struct http_req *, int, const char *,
+		    const char *);
+int		 http_stream_write(struct http_req *, const void *, size_t);
+void		 http_stream_end(struct http_req *);
+size_t		 http_stream_queued(const struct http_req *);
+/* Close the connection once what is queued has left; frees the request. */
+void		 http_stream_abort(struct http_req *);
+/* The handler is done with a request it will not answer. */
+void		 http_req_release(struct http_req *);
+
+const char	*http_status_text(int);
+
+#endif

@@ -1,0 +1,1439 @@
+/*
+ * MCP over HTTP: Streamable HTTP at /mcp (both eras) and the 2024-11-05
+ * HTTP+SSE transport at /sse and /messages.
+ *
+ * Every request is checked in the same order: Host and Origin (DNS
+ * rebinding), then the client's credentials, then the method and media
+ * types, then the body.  A POST that carries a request becomes an
+ * exchange: its answer goes back as JSON, unless something must be said
+ * before it (progress, log messages, questions to the client), in which
+ * case the reply turns into an event stream.  In a legacy session such a
+ * stream has event ids and is kept for a while, so a client that lost the
+ * connection resumes it with GET and Last-Event-ID; a modern stream is
+ * the request itself, and closing it cancels the request.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <sodium.h>
+
+#include "http.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "mcp.h"
+#include "mcpd.h"
+#include "policy.h"
+#include "util.h"
+
+#define SSE_RETRY_MS		2000	/* how long a polling client waits */
+#define STREAM_KEEP_MS		(5ULL * 60 * 1000)	/* finished, resumable */
+#define SESSION_REPLAY_MAX	(4 * 1024 * 1024)	/* bytes kept per session */
+#define KEEPALIVE_S		15
+#define TOKEN_MAX		4096
+
+/* A listening socket and what its configuration says. */
+struct lsock {
+	const struct listen_addr *la;		/* NULL: not configured */
+	const struct tenant	*open;		/* no credentials needed */
+	int			 is_unix;
+	char			 name[64];
+};
+
+/* An event of a resumable stream, as sent. */
+struct sse_event {
+	TAILQ_ENTRY(sse_event)	 entry;
+	uint64_t		 seq;
+	size_t			 len;
+	char			 text[];
+};
+
+enum live_kind {
+	LIVE_XCHG,		/* a modern POST's event stream */
+	LIVE_STREAM,		/* a legacy session's resumable stream */
+	LIVE_SSE,		/* a 2024-11-05 GET /sse connection */
+};
+
+/* An event stream being written on a connection. */
+struct live {
+	TAILQ_ENTRY(live)	 entry;
+	struct http_req		*hreq;
+	enum live_kind		 kind;
+	void			*owner;
+	uint64_t		 last;		/* mono_ms() of the last write */
+};
+
+struct hsess;
+
+/* A legacy session's stream: a POST's, or its standalone GET stream. */
+struct stream {
+	TAILQ_ENTRY(stream)	 entry;
+	struct hsess		*hs;
+	char			 id[17];
+	uint64_t		 seq;
+	TAILQ_HEAD(, sse_event)	 events;
+	size_t			 bytes;
+	struct live		*live;
+	struct xchg		*x;		/* feeding it, until finished */
+	int			 finished;
+	int			 lost;		/* too big to keep: not resumable */
+	int			 standalone;
+	uint64_t		 finished_at;
+};
+
+/* The HTTP side of a legacy session. */
+struct hsess {
+	struct mcp_session	*sess;
+	TAILQ_HEAD(, stream)	 streams;
+	struct stream		*get;		/* the standalone stream */
+	struct mcp_out		 chan;		/* messages of no request */
+	size_t			 bytes;
+	struct live		*sse;		/* 2024-11-05: GET /sse */
+};
+
+/* One POST that carries requests, until its answers are out. */
+struct xchg {
+	struct mcp_out		 out;
+	struct http_req		*hreq;		/* while we may still reply */
+	struct live		*live;		/* modern: its event stream */
+	struct mcp_session	*sess;		/* legacy: referenced */
+	struct stream		*stream;	/* legacy: once streaming */
+	int			 modern;
+	int			 init;		/* answers initialize */
+	int			 json_only;	/* Accept has no event-stream */
+	int			 sse_only;	/* Accept has no JSON */
+	unsigned int		 waiting;	/* answers to come */
+};
+
+static struct {
+	const struct policy	*conf;
+	struct http_server	*srv;
+	struct lsock		*socks;
+	int			 nsocks;
+	struct event		*ev_keepalive;
+	TAILQ_HEAD(, live)	 lives;
+} h;
+
+static void	 live_close(struct live *);
+
+/* --- Small pieces ------------------------------------------------------ */
+
+static void
+reply_json(struct http_req *r, int status, json_t *msg, const char *extra)
+{
+	char	*s = rpc_dump(msg);
+
+	http_reply(r, status, "application/json", extra, s, strlen(s));
+	free(s);
+}
+
+/* An error with a JSON-RPC body: the id is null, no request was read. */
+static void
+reply_rpc_error(struct http_req *r, int status, int code, const char *msg,
+    const char *extra)
+{
+	json_t	*m = rpc_error(NULL, code, msg, NULL);
+
+	reply_json(r, status, m, extra);
+	json_decref(m);
+}
+
+static void
+reply_plain(struct http_req *r, int status, const char *extra,
+    const char *text)
+{
+	http_reply(r, status, "text/plain; charset=utf-8", extra, text,
+	    strlen(text));
+}
+
+/* Does a comma-separated header list a media type (or a wildcard)? */
+static int
+accepts(const char *accept, const char *type)
+{
+	const char	*p = accept, *end, *semi, *slash;
+	size_t		 n, tl = strlen(type);
+
+	if (accept == NULL)
+		return 1;
+	slash = strchr(type, '/');
+	while (*p != '\0') {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		semi = memchr(p, ';', (size_t)(end - p));
+		n = (size_t)((semi != NULL ? semi : end) - p);
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if ((n == tl && strncasecmp(p, type, tl) == 0) ||
+		    (n == 3 && strncmp(p, "*/*", 3) == 0) ||
+		    (slash != NULL && n == (size_t)(slash - type) + 2 &&
+		    strncasecmp(p, type, (size_t)(slash - type) + 1) == 0 &&
+		    p[n - 1] == '*'))
+			return 1;
+		p = end;
+	}
+	return 0;
+}
+
+static int
+content_json(const char *ct)
+{
+	size_t	 n;
+
+	if (ct == NULL)
+		return 0;
+	n = strcspn(ct, "; \t");
+	return n == strlen("application/json") &&
+	    strncasecmp(ct, "application/json", n) == 0;
+}
+
+/* --- Host and Origin ------------------------------------------------- */
+
+static int
+name_allowed(const char *host, size_t len)
+{
+	static const char *const loopback[] = {
+		"localhost", "127.0.0.1", "[::1]",
+	};
+	size_t	 i;
+
+	for (i = 0; i < nitems(loopback); i++)
+		if (strlen(loopback[i]) == len &&
+		    strncasecmp(loopback[i], host, len) == 0)
+			return 1;
+	for (i = 0; i < h.conf->nallow_hosts; i++)
+		if (strlen(h.conf->allow_hosts[i]) == len &&
+		    strncasecmp(h.conf->allow_hosts[i], host, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* "host", "host:port", "[v6]" or "[v6]:port": the host's length. */
+static int
+host_part(const char *s, size_t *len)
+{
+	const char	*p, *colon;
+
+	if (s[0] == '[') {
+		if ((p = strchr(s, ']')) == NULL)
+			return -1;
+		*len = (size_t)(p - s) + 1;
+		p++;
+	} else {
+		colon = strchr(s, ':');
+		*len = colon != NULL ? (size_t)(colon - s) : strlen(s);
+		p = s + *len;
+	}
+	if (*p == ':') {
+		p++;
+		if (*p == '\0' || strspn(p, "0123456789") != strlen(p) ||
+		    strlen(p) > 5)
+			return -1;
+	} else if (*p != '\0')
+		return -1;
+	return *len > 0 ? 0 : -1;
+}
+
+static int
+host_allowed(const char *host)
+{
+	size_t	 len;
+
+	if (host == NULL)
+		return 1;	/* HTTP/1.0 without a Host: no browser */
+	return host_part(host, &len) == 0 && name_allowed(host, len);
+}
+
+static int
+origin_allowed(const char *origin)
+{
+	const char	*p;
+	size_t		 i, len;
+
+	if (origin == NULL)
+		return 1;	/* not a browser */
+	for (i = 0; i < h.conf->nallow_origins; i++)
+		if (strcasecmp(h.conf->allow_origins[i], origin) == 0)
+			return 1;
+	if (strncasecmp(origin, "http://", 7) == 0)
+		p = origin + 7;
+	else if (strncasecmp(origin, "https://", 8) == 0)
+		p = origin + 8;
+	else
+		return 0;
+	return host_part(p, &len) == 0 && name_allowed(p, len);
+}
+
+/* --- Credentials ------------------------------------------------------- */
+
+static void
+principal_of(uint8_t out[32], const char *fmt, ...)
+{
+	char	 buf[128];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	crypto_hash_sha256(out, (const unsigned char *)buf, strlen(buf));
+}
+
+/* The tenant of a request; -1 once it has been answered 401/403. */
+static int
+authenticate(struct http_req *r, struct mcp_peer *peer)
+{
+	const struct lsock	*ls = r->larg;
+	const char		*auth = http_header(r, "authorization");
+	const char		*tok;
+	const struct tenant	*t;
+	uint8_t			 hash[32];
+	size_t			 n;
+
+	memset(peer, 0, sizeof(*peer));
+	if (auth == NULL && ls != NULL && ls->open != NULL) {
+		peer->tenant = ls->open;
+		principal_of(peer->principal, "listener:%s", ls->name);
+		snprintf(peer->desc, sizeof(peer->desc), "tenant %s (%s)",
+		    ls->open->name, ls->name);
+		return 0;
+	}
+	if (auth == NULL && r->has_cred) {
+		if ((t = policy_tenant_by_uid(h.conf, r->uid)) == NULL) {
+			log_info("http %s: uid %u is no tenant's", r->peer,
+			    (unsigned)r->uid);
+			reply_rpc_error(r, 403, -32000, "Forbidden: this uid "
+			    "is not a tenant of this server", NULL);
+			return -1;
+		}
+		peer->tenant = t;
+		principal_of(peer->principal, "uid:%u", (unsigned)r->uid);
+		snprintf(peer->desc, sizeof(peer->desc), "tenant %s (uid %u)",
+		    t->name, (unsigned)r->uid);
+		return 0;
+	}
+	if (auth == NULL) {
+		reply_rpc_error(r, 401, -32000, "Unauthorized: send "
+		    "Authorization: Bearer <token>",
+		    "WWW-Authenticate: Bearer realm=\"mcp\"\r\n");
+		return -1;
+	}
+	if (http_header_count(r, "authorization") != 1 ||
+	    strncasecmp(auth, "bearer ", 7) != 0)
+		goto bad;
+	for (tok = auth + 7; *tok == ' '; tok++)
+		;
+	n = strlen(tok);
+	if (n == 0 || n > TOKEN_MAX || strchr(tok, ' ') != NULL)
+		goto bad;
+	crypto_hash_sha256(hash, (const unsigned char *)tok, n);
+	if ((t = policy_tenant_by_token(h.conf, hash)) == NULL)
+		goto bad;
+	peer->tenant = t;
+	memcpy(peer->principal, hash, sizeof(peer->principal));
+	snprintf(peer->desc, sizeof(peer->desc), "tenant %s (token %02x%02x)",
+	    t->name, hash[0], hash[1]);
+	return 0;
+ bad:
+	log_info("http %s: a bad bearer token", r->peer);
+	reply_rpc_error(r, 401, -32000, "Unauthorized: the bearer token is "
+	    "not valid", "WWW-Authenticate: Bearer realm=\"mcp\", "
+	    "error=\"invalid_token\"\r\n");
+	return -1;
+}
+
+/* --- Event streams ----------------------------------------------------- */
+
+static void live_gone(struct http_req *);
+
+static struct live *
+live_open(struct http_req *r, enum live_kind kind, void *owner,
+    const char *extra)
+{
+	struct live	*l;
+	char		 hdrs[256];
+
+	snprintf(hdrs, sizeof(hdrs), "X-Accel-Buffering: no\r\n%s",
+	    extra != NULL ? extra : "");
+	http_stream_start(r, 200, "text/event-stream", hdrs);
+	l = xcalloc(1, sizeof(*l));
+	l->hreq = r;
+	l->kind = kind;
+	l->owner = owner;
+	l->last = mono_ms();
+	r->data = l;
+	r->gone = live_gone;
+	TAILQ_INSERT_TAIL(&h.lives, l, entry);
+	return l;
+}
+
+static void
+live_write(struct live *l, const char *text, size_t len)
+{
+	l->last = mono_ms();
+	/* A failure means the client is too slow: it is dropped, and the
+	 * gone callback says so from the loop. */
+	(void)http_stream_write(l->hreq, text, len);
+}
+
+/* We end it. */
+static void
+live_close(struct live *l)
+{
+	TAILQ_REMOVE(&h.lives, l, entry);
+	l->hreq->gone = NULL;
+	http_stream_end(l->hreq);
+	free(l);
+}
+
+static char *
+event_text(const char *id, json_t *msg, size_t *len)
+{
+	char	*s, *t;
+
+	s = rpc_dump(msg);
+	if (id != NULL)
+		xasprintf(&t, "id: %s\nevent: message\ndata: %s\n\n", id, s);
+	else
+		xasprintf(&t, "event: message\ndata: %s\n\n", s);
+	free(s);
+	*len = strlen(t);
+	return t;
+}
+
+static void
+stream_free(struct stream *st)
+{
+	struct sse_event	*ev;
+
+	while ((ev = TAILQ_FIRST(&st->events)) != NULL) {
+		TAILQ_REMOVE(&st->events, ev, entry);
+		free(ev);
+	}
+	st->hs->bytes -= st->bytes;
+	TAILQ_REMOVE(&st->hs->streams, st, entry);
+	if (st->hs->get == st)
+		st->hs->get = NULL;
+	if (st->live != NULL)
+		live_close(st->live);
+	if (st->x != NULL)
+		st->x->stream = NULL;
+	free(st);
+}
+
+static void
+stream_drop_events(struct stream *st)
+{
+	struct sse_event	*ev;
+
+	while ((ev = TAILQ_FIRST(&st->events)) != NULL) {
+		TAILQ_REMOVE(&st->events, ev, entry);
+		free(ev);
+	}
+	st->hs->bytes -= st->bytes;
+	st->bytes = 0;
+}
+
+/* Finished streams nobody resumed are let go after a while. */
+static void
+streams_sweep(struct hsess *hs, size_t need)
+{
+	struct stream	*st, *tst;
+	uint64_t	 now = mono_ms();
+
+	TAILQ_FOREACH_SAFE(st, &hs->streams, entry, tst)
+		if (st->finished && st->live == NULL &&
+		    (now - st->finished_at > STREAM_KEEP_MS ||
+		    hs->bytes + need > SESSION_REPLAY_MAX))
+			stream_free(st);
+}
+
+static struct stream *
+stream_new(struct hsess *hs, int standalone)
+{
+	struct stream	*st;
+	unsigned char	 rnd[8];
+
+	streams_sweep(hs, 0);
+	st = xcalloc(1, sizeof(*st));
+	st->hs = hs;
+	randombytes_buf(rnd, sizeof(rnd));
+	sodium_bin2hex(st->id, sizeof(st->id), rnd, sizeof(rnd));
+	TAILQ_INIT(&st->events);
+	st->standalone = standalone;
+	TAILQ_INSERT_TAIL(&hs->streams, st, entry);
+	return st;
+}
+
+static void
+stream_store(struct stream *st, const char *text, size_t len)
+{
+	struct sse_event	*ev;
+
+	if (st->lost)
+		return;
+	streams_sweep(st->hs, len);
+	if (st->hs->bytes + len > SESSION_REPLAY_MAX) {
+		/* Too much unread: this stream can no longer be resumed. */
+		log_info("%s: session %s: stream %s too large to keep for "
+		    "resumption", st->hs->sess->peer.desc, st->hs->sess->id,
+		    st->id);
+		st->lost = 1;
+		stream_drop_events(st);
+		return;
+	}
+	ev = xmalloc(sizeof(*ev) + len);
+	ev->seq = st->seq;
+	ev->len = len;
+	memcpy(ev->text, text, len);
+	TAILQ_INSERT_TAIL(&st->events, ev, entry);
+	st->bytes += len;
+	st->hs->bytes += len;
+}
+
+static void
+stream_event(struct stream *st, json_t *msg)
+{
+	char	 id[48], *text;
+	size_t	 len;
+
+	st->seq++;
+	snprintf(id, sizeof(id), "%s:%llu", st->id,
+	    (unsigned long long)st->seq);
+	text = event_text(id, msg, &len);
+	stream_store(st, text, len);
+	if (st->live != NULL)
+		live_write(st->live, text, len);
+	free(text);
+}
+
+/* 2025-11-25 clients reconnect to the id of an empty first event. */
+static void
+stream_prime(struct stream *st)
+{
+	char	 buf[96];
+	int	 n;
+
+	if (st->hs->sess->version < MCP_V20251125 || st->live == NULL)
+		return;
+	n = snprintf(buf, sizeof(buf), "id: %s:0\nretry: %d\ndata: \n\n",
+	    st->id, SSE_RETRY_MS);
+	live_write(st->live, buf, (size_t)n);
+}
+
+static void
+stream_finish(struct stream *st)
+{
+	st->finished = 1;
+	st->finished_at = mono_ms();
+	st->x = NULL;
+	if (st->live != NULL) {
+		live_close(st->live);
+		st->live = NULL;
+	}
+	if (st->lost)
+		stream_free(st);
+}
+
+/* The session's messages of no request go to its GET stream. */
+static void
+chan_send(struct mcp_out *out, struct mcp_req *req, json_t *msg, int final,
+    int status)
+{
+	struct hsess	*hs = (struct hsess *)((char *)out -
+			    offsetof(struct hsess, chan));
+
+	if (hs->get != NULL)
+		stream_event(hs->get, msg);
+}
+
+static void
+chan_abandon(struct mcp_out *out, struct mcp_req *req)
+{
+}
+
+static const struct mcp_out_ops chan_ops = {
+	.send = chan_send,
+	.abandon = chan_abandon,
+};
+
+static void
+hsess_end(struct mcp_session *sess)
+{
+	struct hsess	*hs = sess->tdata;
+	struct stream	*st;
+
+	while ((st = TAILQ_FIRST(&hs->streams)) != NULL)
+		stream_free(st);
+	if (hs->sse != NULL)
+		live_close(hs->sse);
+	sess->tdata = NULL;
+	free(hs);
+}
+
+static struct hsess *
+hsess_new(struct mcp_session *sess)
+{
+	struct hsess	*hs;
+
+	hs = xcalloc(1, sizeof(*hs));
+	hs->sess = sess;
+	TAILQ_INIT(&hs->streams);
+	hs->chan.ops = &chan_ops;
+	sess->tdata = hs;
+	sess->end = hsess_end;
+	sess->chan = &hs->chan;
+	return hs;
+}
+
+/* --- Exchanges --------------------------------------------------------- */
+
+static void
+xchg_free(struct xchg *x)
+{
+	if (x->stream != NULL)
+		stream_finish(x->stream);
+	if (x->live != NULL)
+		live_close(x->live);
+	if (x->hreq != NULL) {
+		x->hreq->gone = NULL;
+		http_req_release(x->hreq);
+	}
+	if (x->sess != NULL)
+		session_unref(x->sess);
+	free(x);
+}
+
+static void
+xchg_extra(struct xchg *x, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (x->init && x->sess != NULL && x->sess->state != SESS_NEW &&
+	    x->sess->state != SESS_ENDED)
+		snprintf(buf, len, "Mcp-Session-Id: %s\r\n", x->sess->id);
+}
+
+/* The reply becomes an event stream. */
+static void
+xchg_stream(struct xchg *x)
+{
+	char	 extra[96];
+
+	xchg_extra(x, extra, sizeof(extra));
+	if (x->modern || x->sess == NULL || x->sess->transport !=
+	    MCP_T_HTTP || x->sess->version < MCP_V20250326) {
+		x->live = live_open(x->hreq, LIVE_XCHG, x, extra);
+		x->hreq = NULL;
+		return;
+	}
+	x->stream = stream_new(x->sess->tdata, 0);
+	x->stream->x = x;
+	x->stream->live = live_open(x->hreq, LIVE_STREAM, x->stream, extra);
+	x->hreq = NULL;
+	stream_prime(x->stream);
+}
+
+static void
+xchg_write(struct xchg *x, json_t *msg)
+{
+	char	*text;
+	size_t	 len;
+
+	if (x->stream != NULL)
+		stream_event(x->stream, msg);
+	else if (x->live != NULL) {
+		text = event_text(NULL, msg, &len);
+		live_write(x->live, text, len);
+		free(text);
+	}
+}
+
+static void
+xchg_done(struct xchg *x)
+{
+	if (x->init && x->sess != NULL && x->sess->state == SESS_NEW)
+		session_end(x->sess);	/* initialize failed */
+	xchg_free(x);
+}
+
+static void
+xchg_send(struct mcp_out *out, struct mcp_req *req, json_t *msg, int final,
+    int status)
+{
+	struct xchg	*x = (struct xchg *)out;
+	char		 extra[96];
+
+	if (final && x->waiting > 0)
+		x->waiting--;
+	if (x->hreq != NULL && final && x->waiting == 0 && !x->sse_only) {
+		/* The only thing to say: a plain JSON reply. */
+		xchg_extra(x, extra, sizeof(extra));
+		reply_json(x->hreq, status != 0 ? status : 200, msg, extra);
+		x->hreq = NULL;
+		xchg_done(x);
+		return;
+	}
+	if (x->hreq != NULL) {
+		if (x->json_only && !final)
+			return;		/* it cannot be said here */
+		xchg_stream(x);
+	}
+	xchg_write(x, msg);
+	if (final && x->waiting == 0)
+		xchg_done(x);
+}
+
+static void
+xchg_abandon(struct mcp_out *out, struct mcp_req *req)
+{
+	struct xchg	*x = (struct xchg *)out;
+
+	if (x->waiting > 0)
+		x->waiting--;
+	if (x->waiting > 0)
+		return;
+	/* No answer will come: an event stream with nothing in it. */
+	if (x->hreq != NULL && !x->json_only)
+		xchg_stream(x);
+	xchg_done(x);
+}
+
+/* Polling, as 2025-11-25 allows: the client comes back with GET. */
+static void
+xchg_interrupt(struct mcp_out *out, struct mcp_req *req)
+{
+	struct xchg	*x = (struct xchg *)out;
+	struct live	*l;
+
+	if (x->modern || x->sess == NULL)
+		return;
+	if (x->hreq != NULL && !x->json_only)
+		xchg_stream(x);
+	if (x->stream == NULL || (l = x->stream->live) == NULL)
+		return;
+	/* The response ends cleanly; the stream goes on without it. */
+	x->stream->live = NULL;
+	live_close(l);
+}
+
+static const struct mcp_out_ops xchg_ops = {
+	.send = xchg_send,
+	.abandon = xchg_abandon,
+	.interrupt = xchg_interrupt,
+};
+
+/* The client went away before anything was sent. */
+static void
+xchg_hreq_gone(struct http_req *r)
+{
+	struct xchg	*x = r->data;
+
+	x->hreq = NULL;
+	http_req_release(r);
+	if (x->modern) {
+		/* Closing the request is cancelling it. */
+		x->waiting++;
+		mcp_out_gone(&x->out);
+		if (--x->waiting == 0)
+			xchg_done(x);
+	}
+	/* Legacy: the work goes on; its answer has nowhere to go. */
+}
+
+static struct xchg *
+xchg_new(struct http_req *r, struct mcp_session *sess, int modern)
+{
+	struct xchg	*x;
+	const char	*accept = http_header(r, "accept");
+
+	x = xcalloc(1, sizeof(*x));
+	x->out.ops = &xchg_ops;
+	x->hreq = r;
+	x->modern = modern;
+	x->waiting = 1;
+	x->json_only = !accepts(accept, "text/event-stream");
+	x->sse_only = !x->json_only && !accepts(accept, "application/json");
+	if (sess != NULL) {
+		x->sess = sess;
+		session_ref(sess);
+	}
+	r->data = x;
+	r->gone = xchg_hreq_gone;
+	return x;
+}
+
+/* --- Live connections ending ------------------------------------------ */
+
+static void
+live_gone(struct http_req *r)
+{
+	struct live	*l = r->data;
+	struct xchg	*x;
+	struct stream	*st;
+	struct hsess	*hs;
+
+	TAILQ_REMOVE(&h.lives, l, entry);
+	http_req_release(r);
+	switch (l->kind) {
+	case LIVE_XCHG:
+		x = l->owner;
+		x->live = NULL;
+		free(l);
+		x->waiting++;
+		mcp_out_gone(&x->out);
+		if (--x->waiting == 0)
+			xchg_done(x);
+		return;
+	case LIVE_STREAM:
+		st = l->owner;
+		st->live = NULL;
+		if (st->lost && st->finished)
+			stream_free(st);
+		break;
+	case LIVE_SSE:
+		hs = l->owner;
+		hs->sse = NULL;
+		free(l);
+		log_debug("%s: SSE session %s: the client went away",
+		    hs->sess->peer.desc, hs->sess->id);
+		session_end(hs->sess);
+		return;
+	}
+	free(l);
+}
+
+static void
+keepalive_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct live	*l, *tl;
+	struct timeval	 tv = { KEEPALIVE_S, 0 };
+	uint64_t	 now = mono_ms();
+
+	TAILQ_FOREACH_SAFE(l, &h.lives, entry, tl)
+		if (now - l->last >= KEEPALIVE_S * 1000ULL) {
+			l->last = now;
+			(void)http_stream_write(l->hreq, ":\n\n", 3);
+		}
+	evtimer_add(h.ev_keepalive, &tv);
+}
+
+/* --- Modern header checks ------------------------------------------- */
+
+/* A header value as the body would have it: trimmed, decoded. */
+static int
+header_value(const char *raw, char *out, size_t outlen, size_t *outn,
+    const char *name, char *why, size_t len)
+{
+	const char	*p;
+	size_t		 n, b64len, bin;
+	const char	*end;
+
+	for (p = raw; *p != '\0'; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\t') ||
+		    (unsigned char)*p > 0x7e) {
+			snprintf(why, len, "Header mismatch: the %s header "
+			    "has characters HTTP headers may not carry", name);
+			return -1;
+		}
+	n = strlen(raw);
+	if (n >= 11 && strncmp(raw, "=?base64?", 9) == 0 &&
+	    strcmp(raw + n - 2, "?=") == 0) {
+		b64len = n - 11;
+		if (sodium_base642bin((unsigned char *)out, outlen - 1,
+		    raw + 9, b64len, NULL, &bin, &end,
+		    sodium_base64_VARIANT_ORIGINAL) != 0 ||
+		    end != raw + 9 + b64len) {
+			snprintf(why, len, "Header mismatch: the %s header "
+			    "is not valid base64", name);
+			return -1;
+		}
+		*outn = bin;
+		return 0;
+	}
+	if (n >= outlen) {
+		snprintf(why, len, "Header mismatch: the %s header is too "
+		    "long", name);
+		return -1;
+	}
+	memcpy(out, raw, n);
+	*outn = n;
+	return 0;
+}
+
+static int
+check_header(struct http_req *r, const char *hname, const char *shown,
+    const char *want, char *why, size_t len)
+{
+	const char	*raw = http_header(r, hname);
+	char		 val[1024];
+	size_t		 n;
+
+	if (raw == NULL || http_header_count(r, hname) != 1) {
+		snprintf(why, len, "Header mismatch: %s the %s header",
+		    raw == NULL ? "missing" : "more than one", shown);
+		return -1;
+	}
+	if (header_value(raw, val, sizeof(val), &n, shown, why, len) == -1)
+		return -1;
+	if (n != strlen(want) || memcmp(val, want, n) != 0) {
+		snprintf(why, len, "Header mismatch: %s header value '%.*s' "
+		    "does not match body value '%.128s'", shown,
+		    (int)(n > 128 ? 128 : n), val, want);
+		return -1;
+	}
+	return 0;
+}
+
+/* x-mcp-header properties reachable through "properties" alone. */
+static int
+check_params(struct http_req *r, json_t *schema, json_t *args, char *why,
+    size_t len)
+{
+	json_t		*props, *p, *v, *hn;
+	const char	*key, *raw;
+	char		 hname[160], shown[160], val[1024], body[64];
+	size_t		 n;
+	double		 d;
+	char		*end;
+
+	props = json_object_get(schema, "properties");
+	json_object_foreach(props, key, p) {
+		v = json_object_get(args, key);
+		if (json_is_object(json_object_get(p, "properties")) &&
+		    check_params(r, p, json_is_object(v) ? v : NULL, why,
+		    len) == -1)
+			return -1;
+		hn = json_object_get(p, "x-mcp-header");
+		if (!json_is_string(hn))
+			continue;
+		snprintf(shown, sizeof(shown), "Mcp-Param-%s",
+		    json_string_value(hn));
+		snprintf(hname, sizeof(hname), "mcp-param-%s",
+		    json_string_value(hn));
+		for (n = 0; hname[n] != '\0'; n++)
+			hname[n] = (char)tolower((unsigned char)hname[n]);
+		raw = http_header(r, hname);
+		if (v == NULL || json_is_null(v)) {
+			if (raw != NULL) {
+				snprintf(why, len, "Header mismatch: %s is "
+				    "given but the argument is not", shown);
+				return -1;
+			}
+			continue;
+		}
+		if (raw == NULL) {
+			snprintf(why, len, "Header mismatch: missing the %s "
+			    "header", shown);
+			return -1;
+		}
+		if (header_value(raw, val, sizeof(val), &n, shown, why,
+		    len) == -1)
+			return -1;
+		val[n] = '\0';
+		if (json_is_string(v)) {
+			if (n == json_string_length(v) &&
+			    memcmp(val, json_string_value(v), n) == 0)
+				continue;
+		} else if (json_is_integer(v)) {
+			errno = 0;
+			d = strtod(val, &end);
+			if (errno == 0 && end != val && *end == '\0' &&
+			    d == (double)json_integer_value(v))
+				continue;
+		} else if (json_is_boolean(v)) {
+			if (strcmp(val, json_is_true(v) ? "true" : "false") ==
+			    0)
+				continue;
+		}
+		if (json_is_string(v))
+			snprintf(body, sizeof(body), "%.60s",
+			    json_string_value(v));
+		else
+			snprintf(body, sizeof(body), "a %s",
+			    json_is_integer(v) ? "number" : "value");
+		snprintf(why, len, "Header mismatch: %s header value '%.60s' "
+		    "does not match body value '%s'", shown, val, body);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+hdrcheck(void *arg, json_t *msg, char *why, size_t len)
+{
+	struct http_req	*r = arg;
+	const char	*method = json_string_value(json_object_get(msg,
+			    "method"));
+	json_t		*params = json_object_get(msg, "params");
+	const char	*namekey = NULL;
+	json_t		*name, *schema;
+
+	if (check_header(r, "mcp-method", "Mcp-Method", method, why,
+	    len) == -1)
+		return -1;
+	if (strcmp(method, "tools/call") == 0 ||
+	    strcmp(method, "prompts/get") == 0)
+		namekey = "name";
+	else if (strcmp(method, "resources/read") == 0)
+		namekey = "uri";
+	else if (strcmp(method, "tasks/get") == 0 ||
+	    strcmp(method, "tasks/update") == 0 ||
+	    strcmp(method, "tasks/cancel") == 0)
+		namekey = "taskId";
+	if (namekey == NULL)
+		return 0;
+	name = json_object_get(params, namekey);
+	if (!json_is_string(name))
+		return 0;	/* the method's own checks say what is wrong */
+	if (check_header(r, "mcp-name", "Mcp-Name", json_string_value(name),
+	    why, len) == -1)
+		return -1;
+	if (strcmp(method, "tools/call") == 0 &&
+	    (schema = tools_input_schema(json_string_value(name))) != NULL)
+		return check_params(r, schema, json_object_get(params,
+		    "arguments"), why, len);
+	return 0;
+}
+
+/* --- /mcp ------------------------------------------------------------- */
+
+/* The legacy session a request names: NULL once answered 400/404. */
+static struct mcp_session *
+named_session(struct http_req *r, const struct mcp_peer *peer)
+{
+	const char		*id = http_header(r, "mcp-session-id");
+	struct mcp_session	*sess;
+
+	if (id == NULL) {
+		reply_rpc_error(r, 400, -32000, "Bad Request: "
+		    "Mcp-Session-Id header is required", NULL);
+		return NULL;
+	}
+	if (http_header_count(r, "mcp-session-id") != 1) {
+		reply_rpc_error(r, 400, -32000, "Bad Request: more than one "
+		    "Mcp-Session-Id header", NULL);
+		return NULL;
+	}
+	/* Someone else's session looks like no session at all. */
+	if ((sess = session_find(id)) == NULL ||
+	    sess->transport != MCP_T_HTTP ||
+	    !mcp_peer_same(&sess->peer, peer)) {
+		reply_rpc_error(r, 404, MCP_E_SESSION_NOT_FOUND,
+		    "Session not found", NULL);
+		return NULL;
+	}
+	return sess;
+}
+
+static void
+post_dispatch(struct http_req *r, const struct mcp_peer *peer,
+    struct mcp_session *sess, json_t *msg, int modern, int batch)
+{
+	struct mcp_input	 in;
+	struct xchg		*x;
+	int			 answers;
+
+	x = xchg_new(r, sess, modern);
+	memset(&in, 0, sizeof(in));
+	in.transport = MCP_T_HTTP;
+	in.sess = sess;
+	in.peer = peer;
+	in.out = &x->out;
+	in.hdr_version = http_header(r, "mcp-protocol-version");
+	in.hdrcheck = hdrcheck;
+	in.hdrarg = r;
+	if (!modern && json_is_object(msg) &&
+	    json_is_string(json_object_get(msg, "method")) &&
+	    strcmp(json_string_value(json_object_get(msg, "method")),
+	    "initialize") == 0 && json_object_get(msg, "id") != NULL)
+		x->init = 1;
+	answers = batch ? mcp_input_batch(&in, msg) : mcp_input(&in, msg);
+	if (!answers) {
+		/* Notifications and responses: accepted. */
+		x->waiting = 0;
+		if (x->hreq != NULL) {
+			x->hreq->gone = NULL;
+			http_reply(x->hreq, 202, NULL, NULL, NULL, 0);
+			x->hreq = NULL;
+		}
+		xchg_free(x);
+	}
+}
+
+static void
+mcp_post(struct http_req *r, const struct mcp_peer *peer)
+{
+	struct mcp_session	*sess = NULL;
+	const char		*why, *method, *hv;
+	json_t			*msg, *err;
+	int			 code, modern;
+	enum rpc_kind		 kind;
+
+	if (!content_json(http_header(r, "content-type"))) {
+		reply_rpc_error(r, 415, -32000, "Unsupported Media Type: "
+		    "Content-Type must be application/json", NULL);
+		return;
+	}
+	if (!accepts(http_header(r, "accept"), "application/json") &&
+	    !accepts(http_header(r, "accept"), "text/event-stream")) {
+		reply_rpc_error(r, 406, -32000, "Not Acceptable: Accept must "
+		    "list application/json and text/event-stream", NULL);
+		return;
+	}
+	if ((msg = rpc_parse(r->body, r->bodylen, &code, &why)) == NULL) {
+		reply_rpc_error(r, 400, code, why, NULL);
+		return;
+	}
+	hv = http_header(r, "mcp-protocol-version");
+	if (json_is_array(msg)) {
+		/* Batches: 2025-03-26 sessions (and 2024-11-05, kindly). */
+		if (http_header(r, "mcp-session-id") == NULL ||
+		    (sess = named_session(r, peer)) == NULL ||
+		    sess->version > MCP_V20250326) {
+			if (sess != NULL || http_header(r,
+			    "mcp-session-id") == NULL) {
+				err = mcp_batch_refused();
+				reply_json(r, 400, err, NULL);
+				json_decref(err);
+			}
+			json_decref(msg);
+			return;
+		}
+		post_dispatch(r, peer, sess, msg, 0, 1);
+		json_decref(msg);
+		return;
+	}
+	kind = rpc_classify(msg, &why);
+	if (kind == RPC_INVALID) {
+		reply_rpc_error(r, 400, RPC_INVALID_REQUEST, why, NULL);
+		json_decref(msg);
+		return;
+	}
+	modern = mcp_is_modern(msg, hv);
+	method = json_string_value(json_object_get(msg, "method"));
+	if (modern) {
+		if (kind == RPC_RESPONSE) {
+			reply_rpc_error(r, 400, RPC_INVALID_REQUEST, "Invalid "
+			    "Request: MCP 2026-07-28 clients send no "
+			    "responses", NULL);
+			json_decref(msg);
+			return;
+		}
+	} else if (kind == RPC_REQUEST && strcmp(method, "initialize") == 0) {
+		if ((sess = session_new(MCP_T_HTTP, peer)) == NULL) {
+			reply_rpc_error(r, 503, -32000, "Service Unavailable: "
+			    "too many sessions; end some with DELETE", NULL);
+			json_decref(msg);
+			return;
+		}
+		hsess_new(sess);
+	} else if ((sess = named_session(r, peer)) == NULL) {
+		json_decref(msg);
+		return;
+	}
+	post_dispatch(r, peer, sess, msg, modern, 0);
+	json_decref(msg);
+}
+
+/* GET: resume a stream, or open the session's standalone stream. */
+static void
+mcp_get(struct http_req *r, const struct mcp_peer *peer)
+{
+	struct mcp_session	*sess;
+	struct hsess		*hs;
+	struct stream		*st;
+	struct sse_event	*ev;
+	const char		*last, *colon;
+	uint64_t		 seq;
+	char			 sid[17];
+
+	if (!accepts(http_header(r, "accept"), "text/event-stream")) {
+		reply_rpc_error(r, 406, -32000, "Not Acceptable: Accept must "
+		    "list text/event-stream", NULL);
+		return;
+	}
+	if (http_header(r, "mcp-session-id") == NULL &&
+	    mcp_is_modern(NULL, http_header(r, "mcp-protocol-version"))) {
+		reply_plain(r, 405, "Allow: POST\r\n", "MCP 2026-07-28 has no "
+		    "GET stream; POST requests to this endpoint\n");
+		return;
+	}
+	if ((sess = named_session(r, peer)) == NULL)
+		return;
+	hs = sess->tdata;
+	session_touch(sess);
+	if ((last = http_header(r, "last-event-id")) == NULL) {
+		if (hs->get != NULL && hs->get->live != NULL) {
+			reply_rpc_error(r, 409, -32000, "Conflict: this "
+			    "session already has a GET stream open", NULL);
+			return;
+		}
+		if (hs->get == NULL)
+			hs->get = stream_new(hs, 1);
+		hs->get->live = live_open(r, LIVE_STREAM, hs->get, NULL);
+		stream_prime(hs->get);
+		return;
+	}
+	colon = strchr(last, ':');
+	if (colon == NULL || colon - last != 16 ||
+	    str_to_u64(colon + 1, 0, UINT64_MAX, &seq) != NULL) {
+		reply_rpc_error(r, 400, -32000, "Bad Request: malformed "
+		    "Last-Event-ID", NULL);
+		return;
+	}
+	memcpy(sid, last, 16);
+	sid[16] = '\0';
+	TAILQ_FOREACH(st, &hs->streams, entry)
+		if (strcmp(st->id, sid) == 0)
+			break;
+	if (st == NULL || st->lost || seq > st->seq) {
+		reply_rpc_error(r, 400, -32000, "Bad Request: this stream "
+		    "cannot be resumed (unknown, expired or too large)",
+		    NULL);
+		return;
+	}
+	if (st->live != NULL) {
+		reply_rpc_error(r, 409, -32000, "Conflict: this stream is "
+		    "already being read", NULL);
+		return;
+	}
+	st->live = live_open(r, LIVE_STREAM, st, NULL);
+	TAILQ_FOREACH(ev, &st->events, entry)
+		if (ev->seq > seq)
+			live_write(st->live, ev->text, ev->len);
+	if (st->finished) {
+		live_close(st->live);
+		st->live = NULL;
+	}
+}
+
+static void
+mcp_delete(struct http_req *r, const struct mcp_peer *peer)
+{
+	struct mcp_session	*sess;
+
+	if (http_header(r, "mcp-session-id") == NULL &&
+	    mcp_is_modern(NULL, http_header(r, "mcp-protocol-version"))) {
+		reply_plain(r, 405, "Allow: POST\r\n", "MCP 2026-07-28 has no "
+		    "sessions to end\n");
+		return;
+	}
+	if ((sess = named_session(r, peer)) == NULL)
+		return;
+	log_info("%s: session %s ended by the client", sess->peer.desc,
+	    sess->id);
+	session_end(sess);
+	http_reply(r, 200, NULL, NULL, NULL, 0);
+}
+
+/* --- 2024-11-05: GET /sse and POST /messages ------------------------- */
+
+static void
+sse_send(struct mcp_out *out, struct mcp_req *req, json_t *msg, int final,
+    int status)
+{
+	struct hsess	*hs = (struct hsess *)((char *)out -
+			    offsetof(struct hsess, chan));
+	char		*text;
+	size_t		 len;
+
+	if (hs->sse == NULL)
+		return;
+	text = event_text(NULL, msg, &len);
+	live_write(hs->sse, text, len);
+	free(text);
+}
+
+static const struct mcp_out_ops sse_ops = {
+	.send = sse_send,
+	.abandon = chan_abandon,
+};
+
+static void
+sse_open(struct http_req *r, const struct mcp_peer *peer)
+{
+	struct mcp_session	*sess;
+	struct hsess		*hs;
+	char			*ep;
+
+	if (!accepts(http_header(r, "accept"), "text/event-stream")) {
+		reply_plain(r, 406, NULL, "Accept must list "
+		    "text/event-stream\n");
+		return;
+	}
+	if ((sess = session_new(MCP_T_SSE, peer)) == NULL) {
+		reply_plain(r, 503, NULL, "too many sessions\n");
+		return;
+	}
+	hs = hsess_new(sess);
+	hs->chan.ops = &sse_ops;	/* everything goes on the one stream */
+	hs->sse = live_open(r, LIVE_SSE, hs, NULL);
+	xasprintf(&ep, "event: endpoint\ndata: /messages?sessionId=%s\n\n",
+	    sess->id);
+	live_write(hs->sse, ep, strlen(ep));
+	free(ep);
+	log_debug("%s: SSE session %s opened", peer->desc, sess->id);
+}
+
+static void
+sse_post(struct http_req *r, const struct mcp_peer *peer)
+{
+	struct mcp_session	*sess;
+	struct mcp_input	 in;
+	char			 id[SESS_ID_LEN + 2];
+	const char		*why;
+	json_t			*msg;
+	int			 code;
+
+	if (http_query(r, "sessionId", id, sizeof(id)) == NULL) {
+		reply_plain(r, 400, NULL, "the sessionId parameter is "
+		    "missing\n");
+		return;
+	}
+	if ((sess = session_find(id)) == NULL ||
+	    sess->transport != MCP_T_SSE ||
+	    !mcp_peer_same(&sess->peer, peer)) {
+		reply_plain(r, 404, NULL, "no such session\n");
+		return;
+	}
+	if (!content_json(http_header(r, "content-type"))) {
+		reply_plain(r, 415, NULL, "Content-Type must be "
+		    "application/json\n");
+		return;
+	}
+	if ((msg = rpc_parse(r->body, r->bodylen, &code, &why)) == NULL) {
+		reply_plain(r, 400, NULL, "the body is not JSON\n");
+		return;
+	}
+	memset(&in, 0, sizeof(in));
+	in.transport = MCP_T_SSE;
+	in.sess = sess;
+	in.peer = peer;
+	in.out = &((struct hsess *)sess->tdata)->chan;
+	session_ref(sess);
+	if (json_is_array(msg))
+		mcp_input_batch(&in, msg);
+	else
+		mcp_input(&in, msg);
+	session_unref(sess);
+	json_decref(msg);
+	reply_plain(r, 202, NULL, "Accepted");
+}
+
+/* --- Routing --------------------------------------------------------- */
+
+static void
+httpd_handle(struct http_req *r, void *arg)
+{
+	struct mcp_peer	 peer;
+	int		 is_mcp, is_sse, is_msg;
+
+	if (!host_allowed(http_header(r, "host")) ||
+	    !origin_allowed(http_header(r, "origin")) ||
+	    http_header_count(r, "origin") > 1) {
+		log_info("http %s: refused Host %s, Origin %s", r->peer,
+		    http_header(r, "host") ? http_header(r, "host") : "-",
+		    http_header(r, "origin") ? http_header(r, "origin") :
+		    "-");
+		reply_rpc_error(r, 403, -32000, "Forbidden: this Host or "
+		    "Origin is not allowed", NULL);
+		return;
+	}
+	is_mcp = strcmp(r->path, "/mcp") == 0;
+	is_sse = strcmp(r->path, "/sse") == 0;
+	is_msg = strcmp(r->path, "/messages") == 0;
+	if (!is_mcp && !is_sse && !is_msg) {
+		if (strcmp(r->path, "/") == 0 && strcmp(r->method, "GET") ==
+		    0)
+			reply_plain(r, 200, NULL, "mcpd " MCPD_VERSION ": the "
+			    "MCP endpoint is /mcp (Streamable HTTP); "
+			    "2024-11-05 clients use /sse\n");
+		else
+			reply_plain(r, 404, NULL, "not found; the MCP "
+			    "endpoint is /mcp\n");
+		return;
+	}
+	if (authenticate(r, &peer) == -1)
+		return;
+	if (is_mcp && strcmp(r->method, "POST") == 0)
+		mcp_post(r, &peer);
+	else if (is_mcp && strcmp(r->method, "GET") == 0)
+		mcp_get(r, &peer);
+	else if (is_mcp && strcmp(r->method, "DELETE") == 0)
+		mcp_delete(r, &peer);
+	else if (is_sse && strcmp(r->method, "GET") == 0)
+		sse_open(r, &peer);
+	else if (is_msg && strcmp(r->method, "POST") == 0)
+		sse_post(r, &peer);
+	else
+		reply_plain(r, 405, is_mcp ? "Allow: GET, POST, DELETE\r\n" :
+		    is_sse ? "Allow: GET\r\n" : "Allow: POST\r\n",
+		    "method not allowed\n");
+}
+
+void
+httpd_start(struct event_base *base, const struct policy *conf,
+    const struct httpd_socket *socks, int nsocks)
+{
+	struct http_settings	 set;
+	struct timeval		 tv = { KEEPALIVE_S, 0 };
+	struct lsock		*ls;
+	int			 i;
+
+	h.conf = conf;
+	TAILQ_INIT(&h.lives);
+	memset(&set, 0, sizeof(set));
+	set.max_body = mcpd_max_message;
+	set.max_conns = HTTPD_MAX_CONNS;
+	set.head_timeout = 10;
+	set.body_timeout = 60;
+	set.idle_timeout = 120;
+	set.max_queued = 32 * 1024 * 1024;
+	h.srv = http_server_new(base, &set, httpd_handle, NULL);
+	h.socks = xcalloc((size_t)nsocks, sizeof(*h.socks));
+	h.nsocks = nsocks;
+	for (i = 0; i < nsocks; i++) {
+		ls = &h.socks[i];
+		ls->la = socks[i].la;
+		ls->is_unix = socks[i].is_unix;
+		str_copy(ls->name, socks[i].name, sizeof(ls->name));
+		if (ls->la != NULL && ls->la->tenant[0] != '\0')
+			ls->open = policy_tenant(conf, ls->la->tenant);
+		if (http_server_listen(h.srv, socks[i].fd, ls) == -1)
+			fatalx("cannot serve HTTP on %s", ls->name);
+		log_info("serving MCP on %s%s%s", ls->name,
+		    ls->open != NULL ? " as tenant " : "",
+		    ls->open != NULL ? ls->open->name : "");
+	}
+	if ((h.ev_keepalive = evtimer_new(base, keepalive_cb, NULL)) == NULL)
+		fatalx("cannot create the keep-alive timer");
+	evtimer_add(h.ev_keepalive, &tv);
+}
+
+unsigned int
+httpd_conns(void)
+{
+	return h.srv != NULL ? http_server_conns(h.srv) : 0;
+}
+
+void
+httpd_stop(void)
+{
+	if (h.srv == NULL)
+		return;
+	http_server_free(h.srv);
+	h.srv = NULL;
+	if (h.ev_keepalive != NULL)
+		event_free(h.ev_keepalive);
+	free(h.socks);
+}

@@ -1,0 +1,168 @@
+/*
+ * JSON-RPC 2.0: see jsonrpc.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "jsonrpc.h"
+#include "log.h"
+#include "util.h"
+
+/* Depth of arrays and objects, strings skipped; -1 past max. */
+static int
+rpc_depth(const unsigned char *p, size_t len, int max)
+{
+	size_t	 i;
+	int	 depth = 0, instr = 0;
+
+	for (i = 0; i < len; i++) {
+		if (instr) {
+			if (p[i] == '\\')
+				i++;
+			else if (p[i] == '"')
+				instr = 0;
+			continue;
+		}
+		switch (p[i]) {
+		case '"':
+			instr = 1;
+			break;
+		case '[':
+		case '{':
+			if (++depth > max)
+				return -1;
+			break;
+		case ']':
+		case '}':
+			depth--;
+			break;
+		}
+	}
+	return depth;
+}
+
+json_t *
+rpc_parse(const void *buf, size_t len, int *code, const char **why)
+{
+	json_error_t	 jerr;
+	json_t		*v;
+
+	*code = RPC_PARSE_ERROR;
+	if (rpc_depth(buf, len, RPC_MAX_DEPTH) == -1) {
+		*why = "JSON nested too deeply";
+		return NULL;
+	}
+	/* No NUL in strings, no duplicate keys: one reading only. */
+	if ((v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL) {
+		*why = "not valid JSON";
+		return NULL;
+	}
+	return v;
+}
+
+static int
+id_valid(const json_t *id)
+{
+	return json_is_string(id) || json_is_integer(id);
+}
+
+enum rpc_kind
+rpc_classify(json_t *m, const char **why)
+{
+	json_t	*v, *id, *method, *params;
+
+	if (!json_is_object(m)) {
+		*why = "a message must be a JSON object";
+		return RPC_INVALID;
+	}
+	v = json_object_get(m, "jsonrpc");
+	if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0) {
+		*why = "\"jsonrpc\" must be \"2.0\"";
+		return RPC_INVALID;
+	}
+	id = json_object_get(m, "id");
+	method = json_object_get(m, "method");
+	if (method == NULL) {
+		/* A response to something we asked. */
+		if (!id_valid(id) ||
+		    (json_object_get(m, "result") == NULL) ==
+		    (json_object_get(m, "error") == NULL)) {
+			*why = "neither a request nor a response";
+			return RPC_INVALID;
+		}
+		return RPC_RESPONSE;
+	}
+	if (!json_is_string(method) || json_string_length(method) == 0 ||
+	    json_string_length(method) > 256) {
+		*why = "\"method\" must be a short string";
+		return RPC_INVALID;
+	}
+	params = json_object_get(m, "params");
+	if (params != NULL && !json_is_object(params)) {
+		*why = "\"params\" must be an object";
+		return RPC_INVALID;
+	}
+	if (id == NULL)
+		return RPC_NOTIFICATION;
+	if (!id_valid(id) || (json_is_string(id) &&
+	    json_string_length(id) > 256)) {
+		*why = "\"id\" must be a string or an integer";
+		return RPC_INVALID;
+	}
+	return RPC_REQUEST;
+}
+
+json_t *
+rpc_result(json_t *id, json_t *result)
+{
+	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id,
+	    "result", result);
+}
+
+json_t *
+rpc_error(json_t *id, int code, const char *message, json_t *data)
+{
+	json_t	*err;
+
+	err = json_pack("{s:i, s:s}", "code", code, "message", message);
+	if (data != NULL)
+		json_object_set_new(err, "data", data);
+	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
+	    id != NULL ? id : json_null(), "error", err);
+}
+
+json_t *
+rpc_notification(const char *method, json_t *params)
+{
+	json_t	*m;
+
+	m = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
+	if (params != NULL)
+		json_object_set_new(m, "params", params);
+	return m;
+}
+
+json_t *
+rpc_request(json_t *id, const char *method, json_t *params)
+{
+	json_t	*m;
+
+	m = json_pack("{s:s, s:O, s:s}", "jsonrpc", "2.0", "id", id, "method",
+	    method);
+	if (params != NULL)
+		json_object_set_new(m, "params", params);
+	return m;
+}
+
+char *
+rpc_dump(const json_t *m)
+{
+	char	*s;
+
+	if ((s = json_dumps(m, JSON_COMPACT)) == NULL)
+		fatalx("out of memory formatting JSON");
+	return s;
+}

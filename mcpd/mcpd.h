@@ -1,0 +1,104 @@
+/*
+ * mcpd's pieces, as main() puts them together: the transports and the
+ * requests to sandboxd that tools and resources are made of.
+ */
+#ifndef MCPD_MCPD_H
+#define MCPD_MCPD_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "proto.h"
+
+struct event_base;
+struct evbuffer;
+struct listen_addr;
+struct mcp_req;
+struct mcp_session;
+struct policy;
+struct sbx_call;
+
+/* The largest message a client may send: a line, or an HTTP body. */
+#define MCPD_MAX_MESSAGE	(32 * 1024 * 1024)
+#define HTTPD_MAX_CONNS		512
+
+extern size_t		 mcpd_max_message;
+extern const struct policy *mcpd_conf;
+
+/* stdio.c */
+void		 stdio_start(struct event_base *, struct mcp_session *,
+		    void (*)(void));
+void		 stdio_stop(void);
+
+/* httpd.c */
+struct httpd_socket {
+	int			 fd;
+	int			 is_unix;
+	const struct listen_addr *la;	/* NULL: not in the configuration */
+	char			 name[64];	/* for logs */
+};
+void		 httpd_start(struct event_base *, const struct policy *,
+		    const struct httpd_socket *, int);
+void		 httpd_stop(void);
+unsigned int	 httpd_conns(void);
+
+/*
+ * ops.c: one request to sandboxd on behalf of an MCP request.  The frames
+ * answering it are collected; done() runs once, after the last.
+ */
+struct op;
+typedef void	(*op_fn)(struct op *);
+
+struct op {
+	struct sbx_call		*call;
+	void			*arg;
+	op_fn			 done;
+	/* Output as it comes, if set; else kept in out[]. */
+	void			(*output)(struct op *, int, int,
+				    const uint8_t *, size_t);
+	uint32_t		 final;		/* IMSG type of the last frame */
+	struct sbx_result	 result;
+	struct sbx_info		 info;		/* CREATED, or the last INFO */
+	json_t			*infos;		/* every INFO, as JSON */
+	struct sbx_done		 fdone;
+	struct sbx_error	 error;
+	struct evbuffer		*data;
+	json_t			*entries;
+	struct evbuffer		*out[2];	/* stdout, stderr */
+	int			 broken;	/* a malformed frame came */
+};
+
+struct op	*op_start(uint32_t, struct evbuffer *, op_fn, void *,
+		    const char **);
+/* The caller is gone: no callback, the work stops, the op is freed. */
+void		 op_cancel(struct op *);
+void		 op_free(struct op *);
+/* A request's sbx_ref for its tenant and a sandbox id or name. */
+void		 op_ref(struct sbx_ref *, const struct mcp_req *,
+		    const char *);
+json_t		*op_info_json(const struct sbx_info *);
+/* The error a failed op reports, for a model to read. */
+const char	*op_error(const struct op *);
+
+/* content.c */
+/* Valid UTF-8 as a JSON string: bad bytes become U+FFFD. */
+json_t		*utf8_json(const uint8_t *, size_t);
+int		 utf8_valid(const uint8_t *, size_t);
+char		*b64_encode(const uint8_t *, size_t);
+/* Strict base64 (padding required); NULL when not base64. */
+uint8_t		*b64_decode(const char *, size_t, size_t *);
+/* A MIME type for a path, by its extension. */
+const char	*mime_guess(const char *);
+/* "2026-11-21T14:35:12Z" */
+void		 iso_time(int64_t, char *, size_t);
+const char	*signal_name(int);
+
+/* local.c: stdio mode's copies between the machine and a sandbox. */
+int		 local_path_allowed(const char *, int, char *, size_t,
+		    char *, size_t);
+
+#endif

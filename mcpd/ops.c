@@ -1,0 +1,239 @@
+/*
+ * Requests to sandboxd for tools and resources: a payload goes out as one
+ * IMSG_SBX_* frame and what comes back is checked and collected.  The
+ * frames are sandboxd's, a trusted sibling, but a malformed one still
+ * ends only the request it belongs to.
+ */
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <jansson.h>
+
+#include "imsg.h"
+#include "log.h"
+#include "mcp.h"
+#include "mcpd.h"
+#include "proto.h"
+#include "sbxcall.h"
+#include "util.h"
+
+#define OP_DATA_MAX	(SBX_FILE_MAX + PROTO_CHUNK)
+#define OP_OUTPUT_MAX	(1024ULL * 1024 * 1024)
+
+static void
+op_frame(void *arg, struct imsg *imsg)
+{
+	struct op		*op = arg;
+	struct sbx_output	 so;
+	struct init_entry	 e;
+	const uint8_t		*p = imsg->data;
+	size_t			 len = imsg->datalen, off;
+	char			 name[INIT_PATH_MAX];
+
+	switch (imsg->hdr.type) {
+	case IMSG_SBX_OUTPUT:
+		if (len < sizeof(so)) {
+			op->broken = 1;
+			break;
+		}
+		memcpy(&so, p, sizeof(so));
+		if (so.stream != SBX_STREAM_STDOUT &&
+		    so.stream != SBX_STREAM_STDERR) {
+			op->broken = 1;
+			break;
+		}
+		if (op->output != NULL)
+			op->output(op, (int)so.stream, (int)so.phase,
+			    p + sizeof(so), len - sizeof(so));
+		else if (evbuffer_get_length(op->out[so.stream - 1]) <
+		    OP_OUTPUT_MAX)
+			evbuffer_add(op->out[so.stream - 1], p + sizeof(so),
+			    len - sizeof(so));
+		break;
+	case IMSG_SBX_DATA:
+		if (evbuffer_get_length(op->data) + len > OP_DATA_MAX)
+			op->broken = 1;
+		else
+			evbuffer_add(op->data, p, len);
+		break;
+	case IMSG_SBX_ENTRY:
+		for (off = 0; off < len; off += sizeof(e) + e.namelen) {
+			if (len - off < sizeof(e)) {
+				op->broken = 1;
+				break;
+			}
+			memcpy(&e, p + off, sizeof(e));
+			if (e.namelen == 0 || e.namelen > sizeof(name) ||
+			    e.namelen > len - off - sizeof(e) ||
+			    p[off + sizeof(e) + e.namelen - 1] != '\0') {
+				op->broken = 1;
+				break;
+			}
+			memcpy(name, p + off + sizeof(e), e.namelen);
+			if (json_array_size(op->entries) < SBX_LIST_MAX)
+				json_array_append_new(op->entries,
+				    json_pack("{s:o, s:I, s:I, s:i}", "name",
+				    utf8_json((uint8_t *)name, strlen(name)),
+				    "size", (json_int_t)e.size, "mtime",
+				    (json_int_t)e.mtime, "mode", (int)e.mode));
+		}
+		break;
+	case IMSG_SBX_INFO:
+	case IMSG_SBX_CREATED:
+		if (proto_payload(p, len, &op->info, sizeof(op->info)) ==
+		    -1) {
+			op->broken = 1;
+			break;
+		}
+		op->info.id[sizeof(op->info.id) - 1] = '\0';
+		op->info.name[sizeof(op->info.name) - 1] = '\0';
+		op->info.tenant[sizeof(op->info.tenant) - 1] = '\0';
+		op->info.image[sizeof(op->info.image) - 1] = '\0';
+		json_array_append_new(op->infos, op_info_json(&op->info));
+		break;
+	case IMSG_SBX_RESULT:
+		if (proto_payload(p, len, &op->result,
+		    sizeof(op->result)) == -1)
+			op->broken = 1;
+		break;
+	case IMSG_SBX_DONE:
+		if (proto_payload(p, len, &op->fdone, sizeof(op->fdone)) ==
+		    -1)
+			op->broken = 1;
+		break;
+	case IMSG_SBX_ERROR:
+		if (proto_payload(p, len, &op->error, sizeof(op->error)) ==
+		    -1) {
+			memset(&op->error, 0, sizeof(op->error));
+			op->error.code = SBX_E_INTERNAL;
+			str_copy(op->error.message, "malformed error",
+			    sizeof(op->error.message));
+		}
+		op->error.message[sizeof(op->error.message) - 1] = '\0';
+		break;
+	default:
+		op->broken = 1;
+		break;
+	}
+	if (!sbx_frame_final(imsg->hdr.type))
+		return;
+	op->final = imsg->hdr.type;
+	op->call = NULL;		/* sbxcall frees it after us */
+	if (op->broken && op->final != IMSG_SBX_ERROR) {
+		log_warnx("sandboxd sent a malformed answer");
+		op->final = IMSG_SBX_ERROR;
+		memset(&op->error, 0, sizeof(op->error));
+		op->error.code = SBX_E_INTERNAL;
+		str_copy(op->error.message, "the sandbox service sent a "
+		    "malformed answer", sizeof(op->error.message));
+	}
+	op->done(op);
+}
+
+struct op *
+op_start(uint32_t type, struct evbuffer *payload, op_fn done, void *arg,
+    const char **why)
+{
+	struct op	*op;
+	struct iovec	 iov;
+
+	op = xcalloc(1, sizeof(*op));
+	op->done = done;
+	op->arg = arg;
+	op->data = evbuffer_new();
+	op->out[0] = evbuffer_new();
+	op->out[1] = evbuffer_new();
+	op->entries = json_array();
+	op->infos = json_array();
+	iov.iov_len = evbuffer_get_length(payload);
+	iov.iov_base = evbuffer_pullup(payload, -1);
+	if ((op->call = sbx_call(type, &iov, 1, op_frame, op, why)) ==
+	    NULL) {
+		op_free(op);
+		return NULL;
+	}
+	return op;
+}
+
+void
+op_free(struct op *op)
+{
+	if (op == NULL)
+		return;
+	evbuffer_free(op->data);
+	evbuffer_free(op->out[0]);
+	evbuffer_free(op->out[1]);
+	json_decref(op->entries);
+	json_decref(op->infos);
+	free(op);
+}
+
+void
+op_cancel(struct op *op)
+{
+	if (op->call != NULL)
+		sbx_call_detach(op->call);
+	op_free(op);
+}
+
+void
+op_ref(struct sbx_ref *ref, const struct mcp_req *req, const char *id)
+{
+	memset(ref, 0, sizeof(*ref));
+	str_copy(ref->tenant, req->peer.tenant->name, sizeof(ref->tenant));
+	if (id != NULL)
+		str_copy(ref->id, id, sizeof(ref->id));
+}
+
+static json_t *
+limits_json(const struct sbx_limits *l)
+{
+	return json_pack("{s:I, s:f, s:i, s:I, s:I, s:I, s:s, s:I, s:I}",
+	    "memory_bytes", (json_int_t)l->memory,
+	    "cpus", l->cpus / 1000.0,
+	    "pids", (int)l->pids,
+	    "timeout_ms", (json_int_t)l->timeout,
+	    "output_bytes", (json_int_t)l->output,
+	    "disk_bytes", (json_int_t)l->disk,
+	    "network", l->network == SBX_NET_EGRESS ? "egress" : "none",
+	    "idle_ms", (json_int_t)l->idle,
+	    "lifetime_ms", (json_int_t)l->lifetime);
+}
+
+json_t *
+op_info_json(const struct sbx_info *in)
+{
+	char	 created[32], used[32], expires[32];
+	json_t	*o;
+
+	iso_time(in->created, created, sizeof(created));
+	iso_time(in->last_used, used, sizeof(used));
+	iso_time(in->expires, expires, sizeof(expires));
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:o}",
+	    "id", in->id,
+	    "image", in->image,
+	    "state", in->state == SBX_STATE_RUNNING ? "running" : "idle",
+	    "created", created,
+	    "last_used", used,
+	    "expires", expires,
+	    "memory_bytes", (json_int_t)in->memory,
+	    "running_execs", (int)in->execs,
+	    "limits", limits_json(&in->lim));
+	json_object_set_new(o, "name", in->name[0] != '\0' ?
+	    json_string(in->name) : json_null());
+	return o;
+}
+
+const char *
+op_error(const struct op *op)
+{
+	if (op->final != IMSG_SBX_ERROR)
+		return "unexpected answer from the sandbox service";
+	return op->error.message[0] != '\0' ? op->error.message :
+	    "the sandbox service failed";
+}

@@ -1,0 +1,366 @@
+/*
+ * The stdio transport: one client, newline-delimited JSON-RPC on stdin and
+ * stdout.  Only MCP messages ever reach the real stdout: the protocol gets
+ * a private copy of the descriptor and fd 1 becomes stderr, so a stray
+ * write anywhere in the process lands in the log instead of the stream.
+ * Reading stops while the client is not reading what we send.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "jsonrpc.h"
+#include "log.h"
+#include "mcp.h"
+#include "mcpd.h"
+#include "util.h"
+
+#define STDIO_OUT_HIGH		(16 * 1024 * 1024)	/* stop reading */
+#define STDIO_READ_CHUNK	65536
+
+static struct {
+	struct event_base	*base;
+	struct bufferevent	*in;		/* a pipe, socket or tty */
+	struct event		*ev_file;	/* stdin is a regular file */
+	int			 infd;
+	struct bufferevent	*out;
+	int			 outfd;		/* written directly: a file */
+	struct evbuffer		*pending;	/* read, not yet a line */
+	struct mcp_session	*sess;
+	struct mcp_peer		 peer;
+	struct mcp_out		 mout;
+	int			 skipping;	/* within an over-long line */
+	int			 eof;
+	int			 paused;
+	void			(*done)(void);
+} io;
+
+static void	stdio_read(void);
+
+/* A file or a device epoll cannot watch: blocking writes, in order. */
+static void
+out_direct(json_t *msg)
+{
+	char	*s = rpc_dump(msg);
+	size_t	 n, off = 0;
+	ssize_t	 w;
+
+	n = strlen(s);
+	s[n++] = '\n';		/* over the NUL: rpc_dump's is ours */
+	while (off < n) {
+		if ((w = write(io.outfd, s + off, n - off)) == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			log_warn("stdout");
+			break;
+		}
+		off += (size_t)w;
+	}
+	free(s);
+}
+
+static void
+out_send(struct mcp_out *out, struct mcp_req *req, json_t *msg, int final,
+    int status)
+{
+	char	*s;
+
+	if (io.outfd != -1) {
+		out_direct(msg);
+		return;
+	}
+	if (io.out == NULL)
+		return;
+	s = rpc_dump(msg);
+	evbuffer_add(bufferevent_get_output(io.out), s, strlen(s));
+	evbuffer_add(bufferevent_get_output(io.out), "\n", 1);
+	free(s);
+	if (!io.paused && evbuffer_get_length(bufferevent_get_output(io.out)) >
+	    STDIO_OUT_HIGH) {
+		io.paused = 1;
+		if (io.in != NULL)
+			bufferevent_disable(io.in, EV_READ);
+	}
+}
+
+static void
+out_abandon(struct mcp_out *out, struct mcp_req *req)
+{
+}
+
+static const struct mcp_out_ops stdio_ops = {
+	.send = out_send,
+	.abandon = out_abandon,
+};
+
+static void
+reply_error(json_t *id, int code, const char *why)
+{
+	json_t	*msg = rpc_error(id, code, why, NULL);
+
+	out_send(&io.mout, NULL, msg, 1, 0);
+	json_decref(msg);
+}
+
+static void
+stdio_message(const char *line, size_t len)
+{
+	struct mcp_input	 in;
+	json_t			*msg;
+	const char		*why;
+	int			 code;
+
+	if ((msg = rpc_parse(line, len, &code, &why)) == NULL) {
+		reply_error(NULL, code, why);
+		return;
+	}
+	memset(&in, 0, sizeof(in));
+	in.transport = MCP_T_STDIO;
+	in.sess = io.sess;
+	in.peer = &io.peer;
+	in.out = &io.mout;
+	if (json_is_array(msg)) {
+		/* Batches exist in 2025-03-26 (and 2024-11-05 leniently). */
+		if (io.sess->state != SESS_NEW &&
+		    io.sess->version <= MCP_V20250326)
+			mcp_input_batch(&in, msg);
+		else {
+			json_t *err = mcp_batch_refused();
+
+			out_send(&io.mout, NULL, err, 1, 0);
+			json_decref(err);
+		}
+	} else
+		mcp_input(&in, msg);
+	json_decref(msg);
+}
+
+/* Every whole line in the pending buffer. */
+static void
+stdio_lines(void)
+{
+	struct evbuffer_ptr	 p;
+	size_t			 len;
+	char			*line;
+
+	for (;;) {
+		p = evbuffer_search(io.pending, "\n", 1, NULL);
+		if (p.pos < 0) {
+			if (evbuffer_get_length(io.pending) >
+			    mcpd_max_message) {
+				if (!io.skipping)
+					reply_error(NULL, RPC_PARSE_ERROR,
+					    "message too long");
+				io.skipping = 1;
+				evbuffer_drain(io.pending,
+				    evbuffer_get_length(io.pending));
+			}
+			return;
+		}
+		len = (size_t)p.pos;
+		if (io.skipping || len > mcpd_max_message) {
+			if (!io.skipping)
+				reply_error(NULL, RPC_PARSE_ERROR,
+				    "message too long");
+			io.skipping = 0;
+			evbuffer_drain(io.pending, len + 1);
+			continue;
+		}
+		line = xmalloc(len + 1);
+		evbuffer_remove(io.pending, line, len + 1);
+		line[len] = '\0';
+		if (len > 0 && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (len > 0 && strspn(line, " \t") != len)
+			stdio_message(line, len);
+		free(line);
+		if (io.paused)
+			return;
+	}
+}
+
+static void
+stdio_eof(void)
+{
+	if (io.eof)
+		return;
+	io.eof = 1;
+	log_debug("stdin closed: ending");
+	if (io.in != NULL)
+		bufferevent_disable(io.in, EV_READ);
+	mcp_shutdown();
+	if (io.out == NULL ||
+	    evbuffer_get_length(bufferevent_get_output(io.out)) == 0)
+		io.done();
+	/* else the write callback ends us once it is all out */
+}
+
+static void
+in_read_cb(struct bufferevent *bev, void *arg)
+{
+	evbuffer_add_buffer(io.pending, bufferevent_get_input(bev));
+	stdio_lines();
+}
+
+static void
+in_event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	if (events & BEV_EVENT_ERROR)
+		log_warn("stdin");
+	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		/* A last line without its newline still counts. */
+		if (evbuffer_get_length(io.pending) > 0 && !io.skipping)
+			evbuffer_add(io.pending, "\n", 1);
+		stdio_lines();
+		stdio_eof();
+	}
+}
+
+/* stdin is a file or /dev/null: epoll cannot watch it; read in turns. */
+static void
+file_cb(evutil_socket_t fd, short events, void *arg)
+{
+	ssize_t	 n;
+
+	if (io.paused || io.eof)
+		return;
+	n = evbuffer_read(io.pending, io.infd, STDIO_READ_CHUNK);
+	if (n < 0 && errno == EINTR)
+		n = 1;
+	if (n <= 0) {
+		if (n < 0)
+			log_warn("stdin");
+		if (evbuffer_get_length(io.pending) > 0 && !io.skipping)
+			evbuffer_add(io.pending, "\n", 1);
+		stdio_lines();
+		stdio_eof();
+		return;
+	}
+	stdio_lines();
+	stdio_read();
+}
+
+static void
+stdio_read(void)
+{
+	if (io.ev_file != NULL && !io.paused && !io.eof)
+		event_active(io.ev_file, EV_TIMEOUT, 0);
+}
+
+static void
+out_write_cb(struct bufferevent *bev, void *arg)
+{
+	if (io.eof) {
+		io.done();
+		return;
+	}
+	if (io.paused) {
+		io.paused = 0;
+		if (io.in != NULL)
+			bufferevent_enable(io.in, EV_READ);
+		stdio_lines();
+		stdio_read();
+	}
+}
+
+static void
+out_event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	/* The client stopped reading us: nothing more can be said. */
+	log_info("stdout closed: ending");
+	bufferevent_free(io.out);
+	io.out = NULL;
+	if (!io.eof) {
+		io.eof = 1;
+		if (io.in != NULL)
+			bufferevent_disable(io.in, EV_READ);
+		mcp_shutdown();
+	}
+	io.done();
+}
+
+/* Can epoll watch it?  Pipes, sockets and terminals, yes. */
+static int
+pollable(int fd)
+{
+	struct stat	 st;
+
+	if (fstat(fd, &st) == -1)
+		return 0;
+	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	    (S_ISCHR(st.st_mode) && isatty(fd));
+}
+
+void
+stdio_start(struct event_base *base, struct mcp_session *sess,
+    void (*done)(void))
+{
+	int		 outfd;
+
+	memset(&io, 0, sizeof(io));
+	io.base = base;
+	io.sess = sess;
+	io.peer = sess->peer;
+	io.done = done;
+	io.mout.ops = &stdio_ops;
+	io.pending = evbuffer_new();
+	sess->chan = &io.mout;
+
+	/* The protocol's own stdout; fd 1 then points at stderr. */
+	if ((outfd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) == -1)
+		fatal("stdout");
+	if (dup2(STDERR_FILENO, STDOUT_FILENO) == -1)
+		fatal("dup2");
+	io.outfd = -1;
+	if (!pollable(outfd))
+		io.outfd = outfd;
+	else {
+		if (fd_set_nonblock(outfd) == -1)
+			log_warn("stdout: non-blocking");
+		if ((io.out = bufferevent_socket_new(base, outfd,
+		    BEV_OPT_CLOSE_ON_FREE)) == NULL)
+			fatalx("stdout: bufferevent");
+		bufferevent_setcb(io.out, NULL, out_write_cb, out_event_cb,
+		    NULL);
+		bufferevent_enable(io.out, EV_WRITE);
+	}
+
+	io.infd = STDIN_FILENO;
+	if (!pollable(io.infd)) {
+		io.ev_file = event_new(base, -1, 0, file_cb, NULL);
+		stdio_read();
+		return;
+	}
+	if (fd_set_nonblock(io.infd) == -1)
+		log_warn("stdin: non-blocking");
+	if ((io.in = bufferevent_socket_new(base, io.infd, 0)) == NULL)
+		fatalx("stdin: bufferevent");
+	bufferevent_setcb(io.in, in_read_cb, NULL, in_event_cb, NULL);
+	bufferevent_enable(io.in, EV_READ);
+}
+
+void
+stdio_stop(void)
+{
+	if (io.in != NULL)
+		bufferevent_free(io.in);
+	if (io.ev_file != NULL)
+		event_free(io.ev_file);
+	if (io.out != NULL)
+		bufferevent_free(io.out);
+	if (io.outfd != -1)
+		close(io.outfd);
+	if (io.pending != NULL)
+		evbuffer_free(io.pending);
+	memset(&io, 0, sizeof(io));
+}
