@@ -1,8 +1,9 @@
 /*
  * Per-exec cgroups, on the cgroup v1 hierarchies.
  *
- * runc puts a container in /mcpd/<id> of every hierarchy.  Each exec gets
- * a child x<n> of that in the freezer, memory and cpuacct hierarchies, and
+ * runc puts a container in /mcpd/<id> of every hierarchy (another parent
+ * for a run directory other than the default).  Each exec gets a child
+ * x<n> of that in the freezer, memory and cpuacct hierarchies, and
  * its first process is placed there before it executes anything, so that
  * whatever it forks, daemonises or double-forks stays inside: a timeout
  * freezes the group, kills every member and thaws it, and the exec's CPU
@@ -21,11 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "log.h"
 #include "sandboxd.h"
 #include "util.h"
 
-#define CG_PARENT	"mcpd"
 #define CG_MAX_MOUNTS	16
 
 enum cg_ctrl {
@@ -60,13 +62,33 @@ cg_has_option(const char *opts, const char *name)
 	return 0;
 }
 
-int
-cgroup_init(char *err, size_t len)
-{
-	FILE	*fp;
-	char	 line[4096], *mnt, *fstype, *opts, *sep;
-	int	 i, f;
+/*
+ * The parent group of every container, "mcpd" for the installed suite;
+ * another run directory (a test, make run) gets one of its own, so that
+ * two instances never prune or race on each other's groups.
+ */
+static char	 cg_parent[32] = "mcpd";
 
+const char *
+cgroup_parent(void)
+{
+	return cg_parent;
+}
+
+int
+cgroup_init(const char *run_dir, char *err, size_t len)
+{
+	FILE		*fp;
+	char		 line[4096], *mnt, *fstype, *opts, *sep;
+	unsigned char	 h[crypto_hash_sha256_BYTES];
+	int		 i, f;
+
+	if (strcmp(run_dir, DEFAULT_RUN_DIR) != 0) {
+		crypto_hash_sha256(h, (const unsigned char *)run_dir,
+		    strlen(run_dir));
+		snprintf(cg_parent, sizeof(cg_parent), "mcpd-%02x%02x%02x%02x",
+		    h[0], h[1], h[2], h[3]);
+	}
 	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL) {
 		str_fmt(err, len, "mountinfo: %s", strerror(errno));
 		return -1;
@@ -106,7 +128,7 @@ cgroup_init(char *err, size_t len)
 		return -1;
 	}
 	for (i = 0; i < CG_NCTRL; i++) {
-		str_fmt(line, sizeof(line), "%s/%s", cg_mnt[i], CG_PARENT);
+		str_fmt(line, sizeof(line), "%s/%s", cg_mnt[i], cg_parent);
 		if (mkdir(line, 0755) == -1 && errno != EEXIST) {
 			str_fmt(err, len, "%s: %s", line, strerror(errno));
 			return -1;
@@ -123,7 +145,7 @@ cgroup_landlock_paths(const char *out[], size_t max)
 
 	for (i = 0; i < CG_NCTRL && i < max; i++) {
 		str_fmt(paths[i], sizeof(paths[i]), "%s/%s", cg_mnt[i],
-		    CG_PARENT);
+		    cg_parent);
 		out[i] = paths[i];
 	}
 	return (int)i;
@@ -134,10 +156,10 @@ cg_path(char *buf, size_t len, int c, const char *id, uint32_t exec,
     const char *file)
 {
 	if (exec == 0)
-		str_fmt(buf, len, "%s/%s/%s%s%s", cg_mnt[c], CG_PARENT, id,
+		str_fmt(buf, len, "%s/%s/%s%s%s", cg_mnt[c], cg_parent, id,
 		    file ? "/" : "", file ? file : "");
 	else
-		str_fmt(buf, len, "%s/%s/%s/x%u%s%s", cg_mnt[c], CG_PARENT,
+		str_fmt(buf, len, "%s/%s/%s/x%u%s%s", cg_mnt[c], cg_parent,
 		    id, exec, file ? "/" : "", file ? file : "");
 }
 
@@ -345,7 +367,7 @@ cgroup_sandbox_kill(const char *id, int sig)
 		if (de->d_name[0] != 'x' || de->d_type != DT_DIR)
 			continue;
 		str_fmt(path, sizeof(path), "%s/%s/%s/%s/cgroup.procs",
-		    cg_mnt[CG_FREEZER], CG_PARENT, id, de->d_name);
+		    cg_mnt[CG_FREEZER], cg_parent, id, de->d_name);
 		cg_signal_procs(path, sig);
 	}
 	closedir(d);
@@ -385,6 +407,6 @@ cgroup_cleanup(int parents)
 
 	for (i = 0; i < cg_nall; i++)
 		if (str_fmt(path, sizeof(path), "%s/%s", cg_all[i],
-		    CG_PARENT) == 0)
+		    cg_parent) == 0)
 			cg_prune(path, parents);
 }

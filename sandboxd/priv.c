@@ -189,7 +189,7 @@ priv_setup(void)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
 	priv_runc_version();
-	if (cgroup_init(path, sizeof(path)) == -1)
+	if (cgroup_init(pconf->run_dir, path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);
 	memsw = access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
 	    F_OK) == 0;
@@ -598,7 +598,7 @@ pop_start(struct pop *op, int status)
 		lim.cpus = op->start.cpus;
 		lim.pids = op->start.pids;
 		lim.network = op->start.network;
-		snprintf(cgpath, sizeof(cgpath), "/mcpd/%s", op->id);
+		snprintf(cgpath, sizeof(cgpath), "/%s/%s", cgroup_parent(), op->id);
 		memset(&b, 0, sizeof(b));
 		b.id = op->id;
 		b.dir = op->bundle;

@@ -405,7 +405,7 @@ main(int argc, char *argv[])
 	sbd->base = sandboxd.base;
 	TAILQ_INIT(&sbd->sandboxes);
 	sbd->slots = xcalloc(conf->uid_slots, 1);
-	if (cgroup_init(err, sizeof(err)) == -1)
+	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1)
 		fatalx("cgroups: %s", err);
 	if (str_fmt(path, sizeof(path), "%s/%s", conf->state_dir,
 	    SBX_STATE_DB) == -1 || state_open(path) == -1)

@@ -199,7 +199,8 @@ void		 job_conn_down(struct conn *);
 void		 job_sandbox_stopped(struct job *, const char *);
 
 /* cgroup.c */
-int		 cgroup_init(char *, size_t);
+int		 cgroup_init(const char *, char *, size_t);
+const char	*cgroup_parent(void);
 int		 cgroup_exec_create(const char *, uint32_t);
 int		 cgroup_exec_attach(const char *, uint32_t, pid_t);
 void		 cgroup_exec_kill(const char *, uint32_t);

@@ -97,6 +97,12 @@ sandbox_pids() {
 	done
 }
 
+# The cgroup parent sandboxd uses for a run directory other than the
+# default: mcpd-<the first 8 hex digits of its SHA-256>.
+cg_parent() {	# cg_parent RUN_DIR
+	echo "mcpd-$(printf %s "$1" | sha256sum | cut -c1-8)"
+}
+
 # Daemons under test, by short name (mcpd, sandboxd, auditd): started in
 # the foreground and verbose on $CONF, logging to $T/NAME.log.
 declare -A PID

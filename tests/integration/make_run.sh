@@ -45,7 +45,8 @@ check "no daemon is left" \
     test -z "$(pgrep -f "$RUN/mcpd.conf")"
 check "no container is left" test -z "$(runc --root "$RUN/runc" list -q)"
 check "no sandbox process is left" test -z "$(sandbox_pids)"
-check "no cgroup is left" test -z "$(ls -d /sys/fs/cgroup/*/mcpd 2>/dev/null)"
+check "no cgroup is left" \
+    test -z "$(ls -d /sys/fs/cgroup/*/"$(cg_parent "$RUN")" 2>/dev/null)"
 check "no mount is left" test -z "$(grep "$T" /proc/self/mountinfo)"
 check "no loop device is left" test -z "$(losetup -a | grep "$T")"
 check "the persistent sandbox is kept on disk for next time" \

@@ -13,6 +13,7 @@ T=$(mktemp -d /tmp/mcpd-sandbox.XXXXXX)
 chmod 0755 "$T"
 CONF=$T/mcpd.conf
 RUN=$T/run
+CGP=$(cg_parent "$RUN")
 
 # A rootfs image: a static program and nothing else.
 mkdir -p "$T/mini/bin"
@@ -130,12 +131,12 @@ leftovers() {
 		case "$keep" in *" $id "*) ;; *) echo "container $id" ;; esac
 	done
 	for pid in $(sandbox_pids); do
-		id=$(sed -n 's|.*:freezer:/mcpd/\([0-9a-f]*\).*|\1|p' \
+		id=$(sed -n "s|.*:freezer:/$CGP/\([0-9a-f]*\).*|\1|p" \
 		    /proc/$pid/cgroup 2>/dev/null)
 		case "$keep" in *" $id "*) ;; *) echo "process $pid ($id)" ;; esac
 	done
 	local d
-	for d in /sys/fs/cgroup/*/mcpd/*/; do
+	for d in /sys/fs/cgroup/*/"$CGP"/*/; do
 		[ -d "$d" ] || continue
 		case "$keep" in *" $(basename "$d") "*) continue ;; esac
 		echo "cgroup $d"
@@ -639,8 +640,8 @@ check_clean "STOP"
 check "sandboxd stops cleanly at the end" stop sandboxd
 check "auditd stops cleanly" stop auditd
 check "nothing at all is left: containers, processes, cgroups" nothing_left
-check "no /mcpd cgroup parent is left" \
-    test -z "$(ls -d /sys/fs/cgroup/*/mcpd 2>/dev/null)"
+check "no cgroup parent ($CGP) is left" \
+    test -z "$(ls -d /sys/fs/cgroup/*/"$CGP" 2>/dev/null)"
 check "no stray workspace" test -z "$(ls "$T/state/sandboxes" 2>/dev/null)"
 check "no mount of ours is visible on the host" \
     test -z "$(grep "$T" /proc/self/mountinfo)"
