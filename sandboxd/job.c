@@ -304,6 +304,12 @@ job_audited(void *arg, int ok, const char *error)
 		job_finish(job);
 		return;
 	}
+	if (job->sb_gone) {
+		job_error(job, SBX_E_NOTFOUND, 0, "the sandbox was stopped "
+		    "while this request waited");
+		job_finish(job);
+		return;
+	}
 	job->next(job);
 }
 

@@ -34,6 +34,7 @@ struct jfile {
 
 struct job {
 	TAILQ_ENTRY(job)	 entry;
+	TAILQ_ENTRY(job)	 all;		/* every job, for sandbox_free() */
 	struct client		*cl;		/* NULL once it went away */
 	uint32_t		 reqid;
 	uint32_t		 type;		/* IMSG_SBX_* */
@@ -77,6 +78,7 @@ struct job {
 	struct exec		*exec;
 	int			 pending;	/* file writes under way */
 	int			 cancelled;
+	int			 sb_gone;	/* its sandbox was freed meanwhile */
 	int			 in_build;
 	struct sbx_result	 result;
 	uint32_t		 err_code;	/* SBX_E_*, 0 while fine */
@@ -91,5 +93,7 @@ struct job	*request_parse(struct client *, struct imsg *, uint32_t *,
 		    char *, size_t);
 int		 request_path(const char *, char *, size_t, int);
 void		 job_free(struct job *);
+/* A sandbox is being freed: jobs still naming it let go of it. */
+void		 job_sandbox_freed(struct sandbox *);
 
 #endif

@@ -628,9 +628,28 @@ parse_logs(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	return 0;
 }
 
+/*
+ * Every job, detached ones included: a job waiting for auditd still names
+ * its sandbox, which a STOP may free meanwhile.
+ */
+static TAILQ_HEAD(, job)	 all_jobs = TAILQ_HEAD_INITIALIZER(all_jobs);
+
+void
+job_sandbox_freed(struct sandbox *sb)
+{
+	struct job	*job;
+
+	TAILQ_FOREACH(job, &all_jobs, all)
+		if (job->sb == sb) {
+			job->sb = NULL;
+			job->sb_gone = 1;
+		}
+}
+
 void
 job_free(struct job *job)
 {
+	TAILQ_REMOVE(&all_jobs, job, all);
 	if (job->ev_grace != NULL)
 		event_free(job->ev_grace);
 	free(job->args);
@@ -652,6 +671,7 @@ request_parse(struct client *cl, struct imsg *imsg, uint32_t *code,
 	int		 rv = -1;
 
 	job = xcalloc(1, sizeof(*job));
+	TAILQ_INSERT_TAIL(&all_jobs, job, all);
 	job->cl = cl;
 	job->reqid = imsg->hdr.peerid;
 	job->type = imsg->hdr.type;

@@ -20,6 +20,7 @@
 
 #include "auditbody.h"
 #include "log.h"
+#include "job.h"
 #include "sandboxd.h"
 #include "util.h"
 
@@ -296,6 +297,7 @@ sandbox_free(struct sandbox *sb)
 {
 	size_t	 i;
 
+	job_sandbox_freed(sb);
 	if (sb->ev_start != NULL)
 		event_free(sb->ev_start);
 	/* Never from the channel's own callbacks: it is closed by now or
