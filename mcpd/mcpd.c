@@ -533,7 +533,7 @@ main(int argc, char *argv[])
 	}
 	mcpd_sandbox(conf, t);
 
-	sbx_calls_init();
+	sbx_calls_init(mcpd.base);
 	tools_init();
 	session_expire_start(mcpd.base);
 	memset(&set, 0, sizeof(set));
@@ -554,6 +554,7 @@ main(int argc, char *argv[])
 	mcp_shutdown();
 	tasks_shutdown();
 	session_shutdown();
+	sbx_calls_shutdown();
 	if (stdio_mode)
 		stdio_stop();
 	else

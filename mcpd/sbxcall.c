@@ -1,5 +1,9 @@
 /*
  * Requests to sandboxd: see sbxcall.h.
+ *
+ * While sandboxd is not connected (mcpd just started, or sandboxd is
+ * restarting) a call waits for it, up to SBX_WAIT_MS, instead of failing
+ * at once.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -8,34 +12,90 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "log.h"
 #include "proc.h"
 #include "proto.h"
 #include "sbxcall.h"
 #include "util.h"
 
+#define SBX_WAIT_MS	10000
+
 struct sbx_call {
 	TAILQ_ENTRY(sbx_call)	 entry;
 	uint32_t		 id;
 	sbx_frame_fn		 fn;		/* NULL once detached */
 	void			*arg;
+	/* Not sent yet: sandboxd was away. */
+	uint32_t		 type;
+	uint8_t			*payload;
+	size_t			 len;
+	uint64_t		 deadline;	/* mono_ms() */
 };
 
 static TAILQ_HEAD(, sbx_call)	 calls = TAILQ_HEAD_INITIALIZER(calls);
+static TAILQ_HEAD(, sbx_call)	 waiting = TAILQ_HEAD_INITIALIZER(waiting);
 static struct conn		*sbxconn;
 static uint32_t			 next_id;
 static size_t			 ncalls;
+static struct event		*ev_wait;
+
+static void	call_fail(struct sbx_call *, const char *);
+
+/* Calls that waited too long for sandboxd fail. */
+static void
+wait_timer(evutil_socket_t fd, short events, void *arg)
+{
+	struct sbx_call	*call;
+	struct timeval	 tv = { 1, 0 };
+	uint64_t	 now = mono_ms();
+
+	while ((call = TAILQ_FIRST(&waiting)) != NULL &&
+	    call->deadline <= now) {
+		TAILQ_REMOVE(&waiting, call, entry);
+		TAILQ_INSERT_TAIL(&calls, call, entry);
+		call_fail(call, "the sandbox service is not reachable; try "
+		    "again shortly");
+	}
+	if (!TAILQ_EMPTY(&waiting))
+		evtimer_add(ev_wait, &tv);
+}
 
 void
-sbx_calls_init(void)
+sbx_calls_init(struct event_base *base)
 {
 	TAILQ_INIT(&calls);
+	TAILQ_INIT(&waiting);
+	if ((ev_wait = evtimer_new(base, wait_timer, NULL)) == NULL)
+		fatalx("cannot create a timer");
+}
+
+static int
+call_send(struct sbx_call *call)
+{
+	int	 rv;
+
+	rv = conn_compose(sbxconn, call->type, call->id, -1, call->payload,
+	    call->len);
+	free(call->payload);
+	call->payload = NULL;
+	return rv;
 }
 
 void
 sbx_calls_up(struct conn *c)
 {
+	struct sbx_call	*call;
+
 	sbxconn = c;
+	while ((call = TAILQ_FIRST(&waiting)) != NULL) {
+		TAILQ_REMOVE(&waiting, call, entry);
+		TAILQ_INSERT_TAIL(&calls, call, entry);
+		if (call_send(call) == -1)
+			call_fail(call, "the request is too large for the "
+			    "sandbox service");
+	}
 }
 
 int
@@ -50,33 +110,43 @@ call_free(struct sbx_call *call)
 {
 	TAILQ_REMOVE(&calls, call, entry);
 	ncalls--;
+	free(call->payload);
 	free(call);
 }
 
-/* Every call in flight ends with an error frame of our own making. */
-void
-sbx_calls_down(const char *why)
+/* An error frame of our own making ends the call (on the calls list). */
+static void
+call_fail(struct sbx_call *call, const char *why)
 {
-	struct sbx_call		*call;
 	struct sbx_error	 e;
 	struct imsg		 imsg;
 
+	memset(&e, 0, sizeof(e));
+	e.code = SBX_E_INTERNAL;
+	str_copy(e.message, why, sizeof(e.message));
+	memset(&imsg, 0, sizeof(imsg));
+	imsg.hdr.type = IMSG_SBX_ERROR;
+	imsg.hdr.peerid = call->id;
+	imsg.fd = -1;
+	imsg.data = &e;
+	imsg.datalen = sizeof(e);
+	if (call->fn != NULL)
+		call->fn(call->arg, &imsg);
+	call_free(call);
+}
+
+/* Every call in flight ends; waiting ones keep waiting. */
+void
+sbx_calls_down(const char *why)
+{
+	struct sbx_call	*call;
+	char		 msg[SBX_MSG_MAX];
+
 	sbxconn = NULL;
-	while ((call = TAILQ_FIRST(&calls)) != NULL) {
-		memset(&e, 0, sizeof(e));
-		e.code = SBX_E_INTERNAL;
-		snprintf(e.message, sizeof(e.message),
-		    "the sandbox service went away (%s); try again", why);
-		memset(&imsg, 0, sizeof(imsg));
-		imsg.hdr.type = IMSG_SBX_ERROR;
-		imsg.hdr.peerid = call->id;
-		imsg.fd = -1;
-		imsg.data = &e;
-		imsg.datalen = sizeof(e);
-		if (call->fn != NULL)
-			call->fn(call->arg, &imsg);
-		call_free(call);
-	}
+	snprintf(msg, sizeof(msg), "the sandbox service went away (%s); try "
+	    "again", why);
+	while ((call = TAILQ_FIRST(&calls)) != NULL)
+		call_fail(call, msg);
 }
 
 struct sbx_call *
@@ -84,18 +154,39 @@ sbx_call(uint32_t type, const struct iovec *iov, int iovcnt, sbx_frame_fn fn,
     void *arg, const char **why)
 {
 	struct sbx_call	*call;
+	struct timeval	 tv = { 1, 0 };
+	size_t		 i, off = 0;
 
-	if (sbxconn == NULL) {
-		*why = "the sandbox service is not reachable; try again "
-		    "shortly";
-		return NULL;
-	}
 	call = xcalloc(1, sizeof(*call));
 	do {
 		call->id = ++next_id;
 	} while (call->id == 0);
 	call->fn = fn;
 	call->arg = arg;
+	if (sbxconn == NULL) {
+		/* Kept until sandboxd is back, or the deadline. */
+		call->type = type;
+		for (i = 0; i < (size_t)iovcnt; i++)
+			call->len += iov[i].iov_len;
+		if (call->len > PROTO_MAX_FRAME) {
+			free(call);
+			*why = "the request is too large for the sandbox "
+			    "service";
+			return NULL;
+		}
+		call->payload = xmalloc(call->len + 1);
+		for (i = 0; i < (size_t)iovcnt; i++) {
+			memcpy(call->payload + off, iov[i].iov_base,
+			    iov[i].iov_len);
+			off += iov[i].iov_len;
+		}
+		call->deadline = mono_ms() + SBX_WAIT_MS;
+		TAILQ_INSERT_TAIL(&waiting, call, entry);
+		ncalls++;
+		if (!evtimer_pending(ev_wait, NULL))
+			evtimer_add(ev_wait, &tv);
+		return call;
+	}
 	if (conn_composev(sbxconn, type, call->id, -1, iov, iovcnt) == -1) {
 		free(call);
 		*why = "the request is too large for the sandbox service";
@@ -106,9 +197,27 @@ sbx_call(uint32_t type, const struct iovec *iov, int iovcnt, sbx_frame_fn fn,
 	return call;
 }
 
+static int
+call_waiting(struct sbx_call *call)
+{
+	struct sbx_call	*w;
+
+	TAILQ_FOREACH(w, &waiting, entry)
+		if (w == call)
+			return 1;
+	return 0;
+}
+
 void
 sbx_call_cancel(struct sbx_call *call)
 {
+	if (call_waiting(call)) {
+		/* Never sent: it ends here, as sandboxd would end it. */
+		TAILQ_REMOVE(&waiting, call, entry);
+		TAILQ_INSERT_TAIL(&calls, call, entry);
+		call_fail(call, "cancelled");
+		return;
+	}
 	if (sbxconn != NULL)
 		conn_compose(sbxconn, IMSG_SBX_CANCEL, call->id, -1, NULL, 0);
 }
@@ -119,6 +228,24 @@ sbx_call_detach(struct sbx_call *call)
 	call->fn = NULL;
 	call->arg = NULL;
 	sbx_call_cancel(call);
+}
+
+void
+sbx_calls_shutdown(void)
+{
+	struct sbx_call	*call;
+
+	while ((call = TAILQ_FIRST(&waiting)) != NULL) {
+		TAILQ_REMOVE(&waiting, call, entry);
+		TAILQ_INSERT_TAIL(&calls, call, entry);
+		call_fail(call, "mcpd is shutting down");
+	}
+	while ((call = TAILQ_FIRST(&calls)) != NULL)
+		call_fail(call, "mcpd is shutting down");
+	if (ev_wait != NULL) {
+		event_free(ev_wait);
+		ev_wait = NULL;
+	}
 }
 
 void

@@ -15,15 +15,21 @@
 #include "imsg.h"
 
 struct conn;
+struct event_base;
 struct sbx_call;
 
 typedef void	(*sbx_frame_fn)(void *, struct imsg *);
 
-void		 sbx_calls_init(void);
+void		 sbx_calls_init(struct event_base *);
+/* Every call ends, with an error. */
+void		 sbx_calls_shutdown(void);
 /* The connection to sandboxd came up or went away. */
 void		 sbx_calls_up(struct conn *);
 void		 sbx_calls_down(const char *);
-/* NULL (with why) when sandboxd cannot take it now. */
+/*
+ * NULL (with why) only when the request is too large.  While sandboxd is
+ * away the call waits for it, failing after a while like any call.
+ */
 struct sbx_call	*sbx_call(uint32_t, const struct iovec *, int, sbx_frame_fn,
 		    void *, const char **);
 /* Ask sandboxd to stop it; frames still come, ending as usual. */
