@@ -47,11 +47,19 @@ if [ "$(id -u)" -eq 0 ]; then
 	fi
 	users='user "_mcpd"'
 	audit_user='user "_mcpaudit"'
+	# stdio clients are the tenant of their uid: root, and whoever
+	# ran make run with sudo.
+	uids='uid "root"'
+	if [ -n "${SUDO_UID:-}" ] && [ "$SUDO_UID" != 0 ]; then
+		uids="$uids
+	uid \"$SUDO_UID\""
+	fi
 else
 	echo "run: not root: all three daemons run as $(id -un)," \
 	    "without privilege separation by user" >&2
 	users="user \"$(id -u)\""
 	audit_user="user \"$(id -u)\""
+	uids="uid \"$(id -u)\""
 fi
 
 # A bearer token for MCP clients, kept across runs; only its hash goes into
@@ -73,6 +81,7 @@ listen on 127.0.0.1 port $PORT
 
 tenant "local" {
 	token "sha256:$hash"
+	$uids
 }
 
 audit {
@@ -100,8 +109,13 @@ trap stop EXIT
 "$B/mcp-sandboxd" -d -f "$RUN/mcpd.conf" & pids="$pids $!"
 "$B/mcpd" -d -f "$RUN/mcpd.conf" & pids="$pids $!"
 
-echo "run: mcp-auditd, mcp-sandboxd and mcpd are running; state in $RUN," \
-    "bearer token in $RUN/token; Ctrl-C stops them" >&2
+cat >&2 <<MSG
+run: mcp-auditd, mcp-sandboxd and mcpd are running; state in $RUN.
+run: MCP endpoint http://127.0.0.1:$PORT/mcp (legacy SSE: /sse), with
+run:   Authorization: Bearer \$(cat $RUN/token)
+run: stdio clients: $B/mcpd --stdio -f $RUN/mcpd.conf
+run: Ctrl-C stops them.
+MSG
 
 # If any daemon ends, stop the others rather than limp on.  Ctrl-C
 # reaches the daemons too, and they exit 0.
