@@ -95,13 +95,12 @@ local_path_allowed(const char *path, int write, char *out, size_t outlen,
 			    "in does not exist", path);
 			return -1;
 		}
-		if (strlen(tmp) + 1 + strlen(base) + 1 > sizeof(tmp)) {
+		if (str_fmt(parent, sizeof(parent), "%s%s%s", tmp,
+		    strcmp(tmp, "/") != 0 ? "/" : "", base) == -1) {
 			snprintf(why, whylen, "%.200s: too long", path);
 			return -1;
 		}
-		if (strcmp(tmp, "/") != 0)
-			strcat(tmp, "/");
-		strcat(tmp, base);
+		str_copy(tmp, parent, sizeof(tmp));
 	}
 	for (i = 0; i < t->npaths; i++) {
 		if (!beneath(tmp, t->paths[i].path))

@@ -261,9 +261,11 @@ static const struct priv_syscall mcpd_syscalls[] = {
 
 /* What stdio mode needs for copying files in and out of sandboxes. */
 static const struct priv_syscall stdio_syscalls[] = {
-	SC(openat), SC(mkdirat), SC(getdents64), SC(fchmod), SC(unlinkat),
+	SC(openat), SC(mkdirat), SC(mkdir), SC(getdents64), SC(fchmod),
+	SC(unlinkat), SC(unlink), SC(rename),
 	SC(renameat), SC(renameat2), SC(fsync), SC(ftruncate), SC(umask),
-	SC(readlinkat), SC(fchown), SC(getgid), SC(getegid),
+	SC(readlinkat), SC(readlink), SC(getcwd), SC(fchown), SC(getgid),
+	SC(getegid),
 };
 
 static void
@@ -388,7 +390,7 @@ match_passed(const struct policy *conf, int fd, int *is_unix, char *name,
 	struct sockaddr_storage	 ss;
 	socklen_t		 sl = sizeof(ss);
 	struct listen_addr	*la;
-	char			 host[64], port[8];
+	char			 host[64], port[8] = "";
 
 	*is_unix = 0;
 	snprintf(name, len, "fd %d", fd);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,11 @@ parse_uri(const char *uri, struct sburi *u)
 			u->path[o++] = *p;
 	}
 	u->path[o] = '\0';
+	/* Only paths beneath the workspace name anything. */
+	if (u->path[0] == '/' || strcmp(u->path, "..") == 0 ||
+	    strncmp(u->path, "../", 3) == 0 || strstr(u->path, "/../") !=
+	    NULL || (o >= 3 && strcmp(u->path + o - 3, "/..") == 0))
+		return -1;
 	return 0;
 }
 
@@ -294,7 +300,8 @@ read_done(struct op *op)
 
 	if (op->final == IMSG_SBX_ERROR) {
 		if (op->error.code == SBX_E_NOTFOUND ||
-		    (op->error.code == SBX_E_FILE && op->error.err == 2))
+		    op->error.code == SBX_E_INVALID ||
+		    (op->error.code == SBX_E_FILE && op->error.err == ENOENT))
 			not_found(req, q->uri);
 		else
 			mcp_error(req, RPC_INTERNAL_ERROR, NULL, "Reading %.200s "

@@ -873,10 +873,10 @@ run_code_done(struct op *op)
 	r->op = NULL;
 	run_flush(r);
 	if (op->final != IMSG_SBX_RESULT) {
-		op_tool_error(req, op, "run_code");
-		op_free(op);
 		req->cancel = NULL;
 		run_free(r);
+		op_tool_error(req, op, "run_code");
+		op_free(op);
 		return;
 	}
 	st = run_result(r, &op->result);
@@ -1100,6 +1100,7 @@ static void
 exec_done(struct op *op)
 {
 	struct run	*r = op->arg;
+	struct mcp_req	*req;
 	struct evbuffer	*b;
 	json_t		*res;
 	const char	*cmd;
@@ -1111,10 +1112,11 @@ exec_done(struct op *op)
 	cmd = json_string_value(json_array_get(r->cmds, r->next));
 	if (op->final != IMSG_SBX_RESULT) {
 		if (r->next == 0) {
-			op_tool_error(r->req, op, "sandbox_exec");
-			op_free(op);
-			r->req->cancel = NULL;
+			req = r->req;
+			req->cancel = NULL;
 			run_free(r);
+			op_tool_error(req, op, "sandbox_exec");
+			op_free(op);
 			return;
 		}
 		res = json_pack("{s:s, s:n, s:b, s:s}", "command", cmd,
@@ -1598,7 +1600,7 @@ t_write(struct mcp_req *req, json_t *jargs)
 {
 	struct args	 a;
 	const char	*sandbox, *path, *content, *enc;
-	size_t		 len, n;
+	size_t		 len, n = 0;
 	uint8_t		*data = NULL;
 	int		 append, exe;
 	struct evbuffer	*b;
