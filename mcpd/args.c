@@ -78,28 +78,6 @@ get(struct args *a, const char *key, int required)
 	return v;
 }
 
-const char *
-args_str(struct args *a, const char *key, int required, size_t max)
-{
-	json_t	*v = get(a, key, required);
-
-	if (v == NULL)
-		return NULL;
-	if (!json_is_string(v)) {
-		fail(a, "'%s' must be a string", key);
-		return NULL;
-	}
-	if (json_string_length(v) > max) {
-		fail(a, "'%s' is too long (at most %zu bytes)", key, max);
-		return NULL;
-	}
-	if (strlen(json_string_value(v)) != json_string_length(v)) {
-		fail(a, "'%s' may not contain NUL characters", key);
-		return NULL;
-	}
-	return json_string_value(v);
-}
-
 /* A string that may hold any bytes (NULs too): its length in *len. */
 const char *
 args_bytes(struct args *a, const char *key, int required, size_t max,
@@ -120,6 +98,19 @@ args_bytes(struct args *a, const char *key, int required, size_t max,
 	}
 	*len = json_string_length(v);
 	return json_string_value(v);
+}
+
+const char *
+args_str(struct args *a, const char *key, int required, size_t max)
+{
+	size_t		 len;
+	const char	*s = args_bytes(a, key, required, max, &len);
+
+	if (s != NULL && strlen(s) != len) {
+		fail(a, "'%s' may not contain NUL characters", key);
+		return NULL;
+	}
+	return s;
 }
 
 int

@@ -369,7 +369,7 @@ t_upload(struct mcp_req *req, json_t *jargs)
 	struct stat	 st;
 
 	args_init(&a, jargs, upload_args);
-	sandbox = args_str(&a, "sandbox", 1, 63);
+	sandbox = args_sandbox(&a, 1);
 	local = args_str(&a, "local_path", 1, PATH_MAX - 1);
 	dest = args_str(&a, "path", 0, INIT_PATH_MAX - 1);
 	if (args_failed(&a)) {
@@ -668,7 +668,7 @@ t_download(struct mcp_req *req, json_t *jargs)
 	int		 overwrite;
 
 	args_init(&a, jargs, download_args);
-	sandbox = args_str(&a, "sandbox", 1, 63);
+	sandbox = args_sandbox(&a, 1);
 	src = args_str(&a, "path", 1, INIT_PATH_MAX - 1);
 	local = args_str(&a, "local_path", 1, PATH_MAX - 1);
 	overwrite = args_bool(&a, "overwrite", 0);

@@ -582,6 +582,19 @@ sandbox_valid(const char *s)
 	    policy_valid_name(s);
 }
 
+const char *
+args_sandbox(struct args *a, int required)
+{
+	const char	*s = args_str(a, "sandbox", required, SBX_NAME_MAX - 1);
+
+	if (s != NULL && !args_failed(a) && !sandbox_valid(s)) {
+		snprintf(a->err, sizeof(a->err), "'sandbox' must be a sandbox "
+		    "id or name (letters, digits, '.', '_' and '-')");
+		return NULL;
+	}
+	return s;
+}
+
 static void
 add_str0(struct evbuffer *b, const char *s)
 {
@@ -831,33 +844,26 @@ run_summary(struct evbuffer *b, const struct sbx_result *res,
 	(void)timeout;
 }
 
+/* One stream's text under its heading, ending with a newline. */
+static void
+add_stream(struct evbuffer *b, const char *label, struct evbuffer *out)
+{
+	json_t		*j = buf_json(out);
+	const char	*s = json_string_value(j);
+	size_t		 n = json_string_length(j);
+
+	if (n > 0)
+		evbuffer_add_printf(b, "--- %s ---\n%s%s", label, s,
+		    s[n - 1] != '\n' ? "\n" : "");
+	json_decref(j);
+}
+
 static void
 run_streams(struct evbuffer *b, struct run *r)
 {
-	json_t	*j;
-
-	if (evbuffer_get_length(r->build) > 0) {
-		j = buf_json(r->build);
-		evbuffer_add_printf(b, "--- build output ---\n%s%s",
-		    json_string_value(j), json_string_length(j) > 0 &&
-		    json_string_value(j)[json_string_length(j) - 1] != '\n' ?
-		    "\n" : "");
-		json_decref(j);
-	}
-	j = buf_json(r->out[0]);
-	if (json_string_length(j) > 0)
-		evbuffer_add_printf(b, "--- stdout ---\n%s%s",
-		    json_string_value(j),
-		    json_string_value(j)[json_string_length(j) - 1] != '\n' ?
-		    "\n" : "");
-	json_decref(j);
-	j = buf_json(r->out[1]);
-	if (json_string_length(j) > 0)
-		evbuffer_add_printf(b, "--- stderr ---\n%s%s",
-		    json_string_value(j),
-		    json_string_value(j)[json_string_length(j) - 1] != '\n' ?
-		    "\n" : "");
-	json_decref(j);
+	add_stream(b, "build output", r->build);
+	add_stream(b, "stdout", r->out[0]);
+	add_stream(b, "stderr", r->out[1]);
 }
 
 static void
@@ -996,11 +1002,8 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 	argv = args_strings(&a, "args", 0, 1024, 65536);
 	env = args_env(&a, "env");
 	timeout = args_seconds(&a, "timeout", TIMEOUT_MAX_S);
-	sandbox = args_str(&a, "sandbox", 0, 63);
+	sandbox = args_sandbox(&a, 0);
 	(void)args_bool(&a, "background", 0);
-	if (!args_failed(&a) && sandbox != NULL && !sandbox_valid(sandbox))
-		snprintf(a.err, sizeof(a.err), "'sandbox' must be a sandbox "
-		    "id or name (letters, digits, . _ -)");
 	if (!args_failed(&a) &&
 	    (lang = policy_language(mcpd_conf, language)) == NULL)
 		snprintf(a.err, sizeof(a.err), "unknown language '%.63s'; "
@@ -1208,7 +1211,7 @@ t_exec(struct mcp_req *req, json_t *jargs)
 	struct run	*r;
 
 	args_init(&a, jargs, exec_args);
-	sandbox = args_str(&a, "sandbox", 1, 63);
+	sandbox = args_sandbox(&a, 1);
 	command = args_str(&a, "command", 0, COMMAND_MAX);
 	commands = args_strings(&a, "commands", 0, COMMANDS_MAX, COMMAND_MAX);
 	keep = args_bool(&a, "keep_going", 0);
@@ -1217,9 +1220,6 @@ t_exec(struct mcp_req *req, json_t *jargs)
 	in = args_bytes(&a, "stdin", 0, SBX_RUN_STDIN_MAX, &inlen);
 	timeout = args_seconds(&a, "timeout", TIMEOUT_MAX_S);
 	(void)args_bool(&a, "background", 0);
-	if (!args_failed(&a) && !sandbox_valid(sandbox))
-		snprintf(a.err, sizeof(a.err), "'sandbox' must be a sandbox "
-		    "id or name");
 	if (!args_failed(&a) && (command == NULL) == (commands == NULL))
 		snprintf(a.err, sizeof(a.err), "give either 'command' (one "
 		    "command line) or 'commands' (a list), not both and not "
@@ -1431,10 +1431,7 @@ t_stop(struct mcp_req *req, json_t *jargs)
 	struct simple	*s;
 
 	args_init(&a, jargs, sandbox_args);
-	sandbox = args_str(&a, "sandbox", 1, 63);
-	if (!args_failed(&a) && !sandbox_valid(sandbox))
-		snprintf(a.err, sizeof(a.err), "'sandbox' must be a sandbox "
-		    "id or name");
+	sandbox = args_sandbox(&a, 1);
 	if (args_failed(&a)) {
 		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
 		return;
@@ -1607,16 +1604,13 @@ t_write(struct mcp_req *req, json_t *jargs)
 	struct simple	*s;
 
 	args_init(&a, jargs, write_args);
-	sandbox = args_str(&a, "sandbox", 1, 63);
+	sandbox = args_sandbox(&a, 1);
 	path = args_str(&a, "path", 1, INIT_PATH_MAX - 1);
 	content = args_bytes(&a, "content", 1, SBX_FILE_MAX / 3 * 4 + 4,
 	    &len);
 	enc = args_str(&a, "encoding", 0, 16);
 	append = args_bool(&a, "append", 0);
 	exe = args_bool(&a, "executable", 0);
-	if (!args_failed(&a) && !sandbox_valid(sandbox))
-		snprintf(a.err, sizeof(a.err), "'sandbox' must be a sandbox "
-		    "id or name");
 	if (!args_failed(&a) && enc != NULL && strcmp(enc, "text") != 0 &&
 	    strcmp(enc, "base64") != 0)
 		snprintf(a.err, sizeof(a.err), "'encoding' must be \"text\" "
@@ -1662,12 +1656,9 @@ t_delete(struct mcp_req *req, json_t *jargs)
 	struct simple	*s;
 
 	args_init(&a, jargs, delete_args);
-	sandbox = args_str(&a, "sandbox", 1, 63);
+	sandbox = args_sandbox(&a, 1);
 	path = args_str(&a, "path", 1, INIT_PATH_MAX - 1);
 	rec = args_bool(&a, "recursive", 0);
-	if (!args_failed(&a) && !sandbox_valid(sandbox))
-		snprintf(a.err, sizeof(a.err), "'sandbox' must be a sandbox "
-		    "id or name");
 	if (args_failed(&a)) {
 		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
 		return;
@@ -1770,13 +1761,10 @@ t_read(struct mcp_req *req, json_t *jargs)
 	struct simple	*s;
 
 	args_init(&a, jargs, read_args);
-	sandbox = args_str(&a, "sandbox", 1, 63);
+	sandbox = args_sandbox(&a, 1);
 	path = args_str(&a, "path", 1, INIT_PATH_MAX - 1);
 	enc = args_str(&a, "encoding", 0, 16);
 	max = args_uint(&a, "max_bytes", 1, SBX_FILE_MAX, READ_DEFAULT);
-	if (!args_failed(&a) && !sandbox_valid(sandbox))
-		snprintf(a.err, sizeof(a.err), "'sandbox' must be a sandbox "
-		    "id or name");
 	if (!args_failed(&a) && enc != NULL && strcmp(enc, "auto") != 0 &&
 	    strcmp(enc, "text") != 0 && strcmp(enc, "base64") != 0)
 		snprintf(a.err, sizeof(a.err), "'encoding' must be \"auto\", "
@@ -1873,13 +1861,10 @@ t_list_files(struct mcp_req *req, json_t *jargs)
 	struct simple	*s;
 
 	args_init(&a, jargs, list_args);
-	sandbox = args_str(&a, "sandbox", 1, 63);
+	sandbox = args_sandbox(&a, 1);
 	path = args_str(&a, "path", 0, INIT_PATH_MAX - 1);
 	rec = args_bool(&a, "recursive", 0);
 	max = args_uint(&a, "max_entries", 1, SBX_LIST_MAX, LIST_DEFAULT);
-	if (!args_failed(&a) && !sandbox_valid(sandbox))
-		snprintf(a.err, sizeof(a.err), "'sandbox' must be a sandbox "
-		    "id or name");
 	if (args_failed(&a)) {
 		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
 		return;

@@ -51,6 +51,10 @@ int		 task_maybe(struct mcp_req *, const struct tool *, json_t *);
 
 /* A tool result with structuredContent where the version has it. */
 void		 tool_result(struct mcp_req *, json_t *, json_t *, int);
+struct args;
+/* The "sandbox" argument: an id or a name. */
+const char	*args_sandbox(struct args *, int);
+
 /* local.c: stdio mode's copies. */
 void		 t_upload(struct mcp_req *, json_t *);
 void		 t_download(struct mcp_req *, json_t *);
