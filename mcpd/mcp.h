@@ -281,6 +281,8 @@ json_t		*mcp_server_info(int);
 #define NOTE_PROMPTS		0x04
 void		 mcp_list_changed(const struct tenant *, int);
 void		 mcp_resource_updated(const struct tenant *, const char *);
+/* Does anyone of this tenant listen for a URI beginning so? */
+int		 mcp_subscribed(const struct tenant *, const char *);
 
 /* The session's requests are cancelled (its tasks go on). */
 void		 mcp_session_cancel(struct mcp_session *);

@@ -722,6 +722,46 @@ mcp_resource_updated(const struct tenant *t, const char *uri)
 	}
 }
 
+struct subs_probe {
+	const struct tenant	*tenant;
+	const char		*prefix;
+	int			 found;
+};
+
+static void
+session_subs(struct mcp_session *sess, void *arg)
+{
+	struct subs_probe	*p = arg;
+	const char		*uri;
+	json_t			*v;
+
+	if (sess->peer.tenant != p->tenant)
+		return;
+	json_object_foreach(sess->subs, uri, v)
+		if (strncmp(uri, p->prefix, strlen(p->prefix)) == 0)
+			p->found = 1;
+}
+
+int
+mcp_subscribed(const struct tenant *t, const char *prefix)
+{
+	struct subs_probe	 p = { t, prefix, 0 };
+	struct listener		*l;
+	size_t			 i;
+	json_t			*u;
+
+	session_foreach(session_subs, &p);
+	TAILQ_FOREACH(l, &listeners, entry) {
+		if (l->req->peer.tenant != t)
+			continue;
+		json_array_foreach(l->uris, i, u)
+			if (strncmp(json_string_value(u), prefix,
+			    strlen(prefix)) == 0)
+				p.found = 1;
+	}
+	return p.found;
+}
+
 void
 mcp_task_status(const struct mcp_peer *peer, const char *taskid,
     json_t *task)

@@ -624,14 +624,58 @@ op_tool_error(struct mcp_req *req, struct op *op, const char *what)
 	mcp_tool_error(req, "%s failed: %s.%s", what, op_error(op), hint);
 }
 
-/* Tell subscribers that a sandbox's log has more in it. */
+/*
+ * Tell subscribers that a sandbox's log has more in it.  A subscription
+ * may name the sandbox by id or by name, and so may the tool call: its
+ * status says both.
+ */
+struct logs_note {
+	const struct tenant	*tenant;
+	struct op		*op;
+};
+
 static void
-logs_changed(const struct mcp_req *req, const char *sandbox)
+logs_note_uri(const struct tenant *t, const char *sandbox)
 {
 	char	 uri[128];
 
 	snprintf(uri, sizeof(uri), "sandbox://%s/logs", sandbox);
-	mcp_resource_updated(req->peer.tenant, uri);
+	mcp_resource_updated(t, uri);
+}
+
+static void
+logs_status_done(struct op *op)
+{
+	struct logs_note	*n = op->arg;
+
+	if (op->final == IMSG_SBX_DONE && op->info.id[0] != '\0') {
+		logs_note_uri(n->tenant, op->info.id);
+		if (op->info.name[0] != '\0')
+			logs_note_uri(n->tenant, op->info.name);
+	}
+	op_free(op);
+	free(n);
+}
+
+static void
+logs_changed(const struct mcp_req *req, const char *sandbox)
+{
+	struct logs_note	*n;
+	struct sbx_ref		 ref;
+	struct evbuffer		*b;
+	const char		*why;
+
+	if (!mcp_subscribed(req->peer.tenant, "sandbox://"))
+		return;
+	n = xcalloc(1, sizeof(*n));
+	n->tenant = req->peer.tenant;
+	op_ref(&ref, req, sandbox);
+	b = evbuffer_new();
+	evbuffer_add(b, &ref, sizeof(ref));
+	if ((n->op = op_start(IMSG_SBX_STATUS, b, logs_status_done, n,
+	    &why)) == NULL)
+		free(n);
+	evbuffer_free(b);
 }
 
 /* --- run_code and sandbox_exec ----------------------------------------- */

@@ -9,10 +9,13 @@ set -eu
 build="gcc make pkg-config bison libevent-dev libjansson-dev libsqlite3-dev
 libseccomp-dev libcap-ng-dev libsodium-dev"
 # Containers (runc), persistent workspaces (mkfs.ext4), egress networking
-# (slirp4netns), and the host image's interpreter.
-run="$build runc e2fsprogs slirp4netns python3"
-# The tests also drive gdb, sqlite3, mandoc, ps, losetup and ip.
-check="$run gdb sqlite3 mandoc procps util-linux iproute2"
+# (slirp4netns), and the host image's interpreters for the default
+# languages (python3, node).
+run="$build runc e2fsprogs slirp4netns python3 nodejs"
+# The tests also drive gdb, sqlite3, mandoc, ps, losetup and ip, and npm
+# installs the interop tests' clients (tests/package.json) into
+# tests/node_modules.
+check="$run gdb sqlite3 mandoc procps util-linux iproute2 npm"
 
 case "${1:-build}" in
 build)	want=$build ;;
@@ -27,8 +30,19 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
 	exit 0
 fi
 
+# Packages whose job another package does here: NodeSource's nodejs,
+# for one, carries its own npm and conflicts with Debian's.
+provided() {
+	case $1 in
+	nodejs)	[ -x /usr/bin/node ] ;;
+	npm)	command -v npm >/dev/null 2>&1 ;;
+	*)	return 1 ;;
+	esac
+}
+
 missing=
 for p in $want; do
+	provided "$p" && continue
 	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	case "$s" in
 	*" installed") ;;

