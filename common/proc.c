@@ -191,6 +191,11 @@ conn_dispatch(struct imsgev *iev, struct imsg *imsg)
 		conn_hello(c, imsg);
 		return;
 	}
+	/* The listener's hello comes first; its refusal of ours may follow. */
+	if (imsg->hdr.type == IMSG_HELLO_REJECT && c->client != NULL) {
+		conn_got_reject(c, imsg);
+		return;
+	}
 	if (imsg->hdr.type == IMSG_HELLO ||
 	    imsg->hdr.type == IMSG_HELLO_REJECT) {
 		conn_close(c, "sent a second hello");

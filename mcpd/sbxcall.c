@@ -143,8 +143,12 @@ sbx_calls_down(const char *why)
 	char		 msg[SBX_MSG_MAX];
 
 	sbxconn = NULL;
-	snprintf(msg, sizeof(msg), "the sandbox service went away (%s); try "
-	    "again", why);
+	if (strncmp(why, "refused us: ", 12) == 0)
+		snprintf(msg, sizeof(msg), "the sandbox service refused this "
+		    "client: %s", why + 12);
+	else
+		snprintf(msg, sizeof(msg), "the sandbox service went away "
+		    "(%s); try again", why);
 	while ((call = TAILQ_FIRST(&calls)) != NULL)
 		call_fail(call, msg);
 }
