@@ -58,6 +58,7 @@ struct http_conn {
 	struct http_req		*req;
 	size_t			 headbytes;
 	size_t			 left;		/* body or chunk bytes to come */
+	size_t			 bodycap;	/* allocated for a chunked body */
 	int			 keepalive;
 	int			 finishing;	/* reply queued: done when sent */
 	int			 dropping;	/* closing from the loop */
@@ -467,6 +468,12 @@ conn_line(struct http_conn *c, struct evbuffer *in, int *toolong)
 	line[p.pos] = '\0';
 	evbuffer_drain(in, len);
 	c->headbytes += (size_t)p.pos + len;
+	/* A NUL would end the line early for every later reader. */
+	if (memchr(line, '\0', (size_t)p.pos) != NULL) {
+		free(line);
+		*toolong = 2;
+		return NULL;
+	}
 	return line;
 }
 
@@ -521,6 +528,10 @@ conn_head(struct http_conn *c, struct evbuffer *in)
 			return -1;
 		}
 	}
+	if (toolong == 2) {
+		conn_error(c, 400, "a NUL byte in the head");
+		return -1;
+	}
 	if (toolong) {
 		conn_error(c, c->req->method == NULL ? 414 : 431,
 		    "line too long");
@@ -545,8 +556,10 @@ conn_chunk_size(struct http_conn *c, struct evbuffer *in)
 		*semi = '\0';	/* extensions are ignored */
 	errno = 0;
 	n = strtoul(line, &end, 16);
+	/* Hex digits alone: strtoul would also take "0x", spaces, a sign. */
 	if (line[0] == '\0' || *end != '\0' || errno != 0 ||
-	    !isxdigit((unsigned char)line[0])) {
+	    strspn(line, "0123456789abcdefABCDEF") != strlen(line) ||
+	    strlen(line) > 16) {
 		free(line);
 		conn_error(c, 400, "malformed chunk size");
 		return -1;
@@ -560,8 +573,14 @@ conn_chunk_size(struct http_conn *c, struct evbuffer *in)
 		c->state = H_TRAILER;
 		return 0;
 	}
-	c->req->body = xreallocarray(c->req->body, c->req->bodylen + n + 1,
-	    1);
+	if (c->req->bodylen + n + 1 > c->bodycap) {
+		/* Doubling: many small chunks cost no more than one. */
+		c->bodycap = c->bodycap * 2 > c->req->bodylen + n + 1 ?
+		    c->bodycap * 2 : c->req->bodylen + n + 1;
+		if (c->bodycap > c->srv->set.max_body + 1)
+			c->bodycap = c->srv->set.max_body + 1;
+		c->req->body = xreallocarray(c->req->body, c->bodycap, 1);
+	}
 	c->left = n;
 	c->state = H_CHUNK_DATA;
 	return 0;
@@ -582,6 +601,7 @@ conn_parse(struct http_conn *c)
 				return;
 			c->req = xcalloc(1, sizeof(*c->req));
 			c->headbytes = 0;
+			c->bodycap = 0;
 			c->state = H_HEAD;
 			conn_timer(c, c->srv->set.head_timeout);
 			break;
@@ -612,7 +632,7 @@ conn_parse(struct http_conn *c)
 			break;
 		case H_CHUNK_END:
 			if ((line = conn_line(c, in, &toolong)) == NULL) {
-				if (evbuffer_get_length(in) > 2)
+				if (toolong || evbuffer_get_length(in) > 2)
 					conn_error(c, 400, "malformed chunk");
 				return;
 			}
@@ -704,6 +724,25 @@ conn_event_cb(struct bufferevent *bev, short events, void *arg)
 		conn_free(c);
 }
 
+/*
+ * At the cap, the connection that has sat idle longest makes room: idle
+ * connections cannot lock out clients that have something to say.
+ */
+static int
+server_evict(struct http_server *srv, struct http_conn *fresh)
+{
+	struct http_conn	*c;
+
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		if (c != fresh && c->state == H_IDLE && !c->dropping) {
+			log_debug("http %s: closing an idle connection to make "
+			    "room", c->peer);
+			conn_free(c);
+			return 0;
+		}
+	return -1;
+}
+
 static void
 server_accept(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -755,12 +794,14 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb,
 	    c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-	if (srv->nconns > srv->set.max_conns) {
+	if (srv->nconns > srv->set.max_conns &&
+	    server_evict(srv, c) == -1) {
 		conn_error(c, 503, "too many connections");
 		return;
 	}
+	/* A new connection gets as long as a head would to say something. */
 	c->state = H_IDLE;
-	conn_timer(c, srv->set.idle_timeout);
+	conn_timer(c, srv->set.head_timeout);
 }
 
 static void
@@ -851,7 +892,8 @@ http_reply(struct http_req *req, int code, const char *type,
 	req->responding = 1;
 	snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", len);
 	reply_head(c, code, type, extra, framing);
-	if (len > 0)
+	/* A HEAD response has the length a GET's body would, and no body. */
+	if (len > 0 && strcmp(req->method, "HEAD") != 0)
 		evbuffer_add(bufferevent_get_output(c->bev), body, len);
 	c->finishing = 1;
 	/* The write callback finishes the request once it has all left. */

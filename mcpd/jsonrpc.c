@@ -54,10 +54,18 @@ rpc_parse(const void *buf, size_t len, int *code, const char **why)
 		*why = "JSON nested too deeply";
 		return NULL;
 	}
-	/* No NUL in strings, no duplicate keys: one reading only. */
-	if ((v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr)) ==
-	    NULL) {
-		*why = "not valid JSON";
+	/*
+	 * No NUL in strings, no duplicate keys: one reading only.  Any
+	 * value is JSON; what is not a message is rpc_classify()'s to say.
+	 */
+	if ((v = json_loadb(buf, len, JSON_REJECT_DUPLICATES |
+	    JSON_DECODE_ANY, &jerr)) == NULL) {
+		if (strstr(jerr.text, "too big") != NULL) {
+			/* Valid JSON; no id we could echo is this large. */
+			*code = RPC_INVALID_REQUEST;
+			*why = "Invalid Request: integers are limited to 64 bits";
+		} else
+			*why = "not valid JSON";
 		return NULL;
 	}
 	return v;
@@ -72,7 +80,7 @@ id_valid(const json_t *id)
 enum rpc_kind
 rpc_classify(json_t *m, const char **why)
 {
-	json_t	*v, *id, *method, *params;
+	json_t	*v, *id, *method;
 
 	if (!json_is_object(m)) {
 		*why = "a message must be a JSON object";
@@ -100,11 +108,8 @@ rpc_classify(json_t *m, const char **why)
 		*why = "\"method\" must be a short string";
 		return RPC_INVALID;
 	}
-	params = json_object_get(m, "params");
-	if (params != NULL && !json_is_object(params)) {
-		*why = "\"params\" must be an object";
-		return RPC_INVALID;
-	}
+	/* params that are not an object: -32602 for a request, and a
+	 * notification is never answered, malformed or not. */
 	if (id == NULL)
 		return RPC_NOTIFICATION;
 	if (!id_valid(id) || (json_is_string(id) &&

@@ -36,6 +36,7 @@ static struct {
 	struct bufferevent	*out;
 	int			 outfd;		/* written directly: a file */
 	struct evbuffer		*pending;	/* read, not yet a line */
+	size_t			 scanned;	/* of it, known to hold no \n */
 	struct mcp_session	*sess;
 	struct mcp_peer		 peer;
 	struct mcp_out		 mout;
@@ -145,29 +146,35 @@ stdio_message(const char *line, size_t len)
 	json_decref(msg);
 }
 
-/* Every whole line in the pending buffer. */
+/*
+ * Every whole line in the pending buffer.  What was searched once is not
+ * searched again, so a long line costs its length, not its square.
+ */
 static void
 stdio_lines(void)
 {
-	struct evbuffer_ptr	 p;
+	struct evbuffer_ptr	 start, p;
 	size_t			 len;
 	char			*line;
 
 	for (;;) {
-		p = evbuffer_search(io.pending, "\n", 1, NULL);
+		evbuffer_ptr_set(io.pending, &start, io.scanned,
+		    EVBUFFER_PTR_SET);
+		p = evbuffer_search(io.pending, "\n", 1, &start);
 		if (p.pos < 0) {
-			if (evbuffer_get_length(io.pending) >
-			    mcpd_max_message) {
+			io.scanned = evbuffer_get_length(io.pending);
+			if (io.scanned > mcpd_max_message) {
 				if (!io.skipping)
 					reply_error(NULL, RPC_PARSE_ERROR,
 					    "message too long");
 				io.skipping = 1;
-				evbuffer_drain(io.pending,
-				    evbuffer_get_length(io.pending));
+				evbuffer_drain(io.pending, io.scanned);
+				io.scanned = 0;
 			}
 			return;
 		}
 		len = (size_t)p.pos;
+		io.scanned = 0;
 		if (io.skipping || len > mcpd_max_message) {
 			if (!io.skipping)
 				reply_error(NULL, RPC_PARSE_ERROR,
