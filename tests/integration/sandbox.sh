@@ -308,7 +308,8 @@ as alice run -n egress -l python -c "$FETCH"
 check "asking for egress beyond the tenant's policy is denied ($RES)" \
     grep -q "code=3 .*network egress is not allowed" <<< "$RES"
 as netter run -l python -c "$FETCH"
-check "egress works where policy allows it ($OUT)" test "$OUT" = 200
+check "egress works where policy allows it ($OUT$(tail -n 1 <<< "$ERR"))" \
+    test "$OUT" = 200
 as netter run -l python -c 'import socket
 s = socket.socket(); s.settimeout(3)
 print(s.connect_ex(("10.0.2.2", 22)))'
