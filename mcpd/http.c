@@ -832,6 +832,9 @@ http_server_listen(struct http_server *srv, int fd, void *larg)
 
 	if ((size_t)srv->nlisteners == nitems(srv->listeners))
 		return -1;
+	/* systemd passes blocking sockets: an accept must never wait. */
+	if (fd_set_nonblock(fd) == -1)
+		return -1;
 	if ((l = evconnlistener_new(srv->base, server_accept, srv,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd)) == NULL)
 		return -1;
