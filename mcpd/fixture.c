@@ -83,8 +83,8 @@ fixture_complete(struct mcp_req *req, json_t *ref, const char *name,
 
 #else /* MCPD_CONFORMANCE */
 
-#define PNG	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8D" \
-		"wHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+#define PNG	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8" \
+		"z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 #define WAV	"UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 #define NOARGS	"{\"type\":\"object\",\"properties\":{}}"
 
@@ -351,7 +351,8 @@ fx_sampling(struct mcp_req *req, json_t *args)
 static void
 fx_elicitation(struct mcp_req *req, json_t *args)
 {
-	const char	*m = json_string_value(json_object_get(args, "message"));
+	const char	*m = json_string_value(json_object_get(args,
+			    "message"));
 
 	ask(req, "elicitation", "elicitation/create", json_pack("{s:s, "
 	    "s:{s:s, s:{s:{s:s, s:s}}, s:[s]}}", "message", m != NULL ? m :
@@ -880,8 +881,8 @@ fx_slow(struct mcp_req *req, json_t *args)
 {
 	json_t		*sec = json_object_get(args, "seconds");
 	struct steps	*s;
-	long		 n = json_is_number(sec) ? (long)json_number_value(sec) :
-			    1;
+	long		 n = json_is_number(sec) ?
+			    (long)json_number_value(sec) : 1;
 
 	if (n < 0 || n > 600)
 		n = 1;

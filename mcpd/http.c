@@ -57,10 +57,10 @@ struct http_conn {
 	enum hstate		 state;
 	struct http_req		*req;
 	size_t			 headbytes;
-	size_t			 left;		/* body or chunk bytes to come */
-	size_t			 bodycap;	/* allocated for a chunked body */
+	size_t			 left;		/* body or chunk bytes left */
+	size_t			 bodycap;	/* a chunked body's room */
 	int			 keepalive;
-	int			 finishing;	/* reply queued: done when sent */
+	int			 finishing;	/* a reply is on its way */
 	int			 dropping;	/* closing from the loop */
 	char			 peer[64];
 	void			*larg;		/* its listener's */
@@ -914,7 +914,8 @@ http_stream_start(struct http_req *req, int code, const char *type,
 	req->streaming = 1;
 	if (c != NULL)
 		reply_head(c, code, type, extra,
-		    "Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n");
+		    "Transfer-Encoding: chunked\r\n"
+		    "Cache-Control: no-cache\r\n");
 }
 
 int

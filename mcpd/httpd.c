@@ -36,8 +36,10 @@
 #include "util.h"
 
 #define SSE_RETRY_MS		2000	/* how long a polling client waits */
-#define STREAM_KEEP_MS		(5ULL * 60 * 1000)	/* finished, resumable */
-#define SESSION_REPLAY_MAX	(4 * 1024 * 1024)	/* bytes kept per session */
+/* A finished stream stays resumable this long. */
+#define STREAM_KEEP_MS		(5ULL * 60 * 1000)
+/* Events kept for resumption, per session. */
+#define SESSION_REPLAY_MAX	(4 * 1024 * 1024)
 #define KEEPALIVE_S		15
 #define TOKEN_MAX		4096
 
@@ -69,7 +71,7 @@ struct live {
 	struct http_req		*hreq;
 	enum live_kind		 kind;
 	void			*owner;
-	uint64_t		 last;		/* mono_ms() of the last write */
+	uint64_t		 last;		/* mono_ms(), last write */
 };
 
 struct hsess;
@@ -85,7 +87,7 @@ struct stream {
 	struct live		*live;
 	struct xchg		*x;		/* feeding it, until finished */
 	int			 finished;
-	int			 lost;		/* too big to keep: not resumable */
+	int			 lost;		/* too big to resume */
 	int			 standalone;
 	uint64_t		 finished_at;
 };

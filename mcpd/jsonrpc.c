@@ -63,7 +63,8 @@ rpc_parse(const void *buf, size_t len, int *code, const char **why)
 		if (strstr(jerr.text, "too big") != NULL) {
 			/* Valid JSON; no id we could echo is this large. */
 			*code = RPC_INVALID_REQUEST;
-			*why = "Invalid Request: integers are limited to 64 bits";
+			*why = "Invalid Request: integers are limited to "
+			    "64 bits";
 		} else
 			*why = "not valid JSON";
 		return NULL;

@@ -85,7 +85,7 @@ int		 mcp_level_lookup(const char *);
 struct mcp_peer {
 	const struct tenant	*tenant;
 	uint8_t			 principal[32];	/* token hash, or uid's */
-	char			 desc[160];	/* for logs: "tenant a (uid 0)" */
+	char			 desc[160];	/* logs: "tenant a (uid 0)" */
 };
 int		 mcp_peer_same(const struct mcp_peer *,
 		    const struct mcp_peer *);

@@ -50,7 +50,7 @@
 #define PING_INTERVAL_MS	15000	/* after a good answer */
 #define PING_RETRY_MS		1000	/* after "next hop unreachable" */
 #define PING_DEADLINE_MS	10000	/* for any answer at all */
-#define PING_FAILS_LOGGED	5	/* bad answers in a row before a warning */
+#define PING_FAILS_LOGGED	5	/* bad answers in a row: warn */
 
 /* One sibling daemon mcpd depends on. */
 struct sibling {
@@ -398,7 +398,8 @@ match_passed(const struct policy *conf, int fd, int *is_unix, char *name,
 		return NULL;
 	if (ss.ss_family == AF_UNIX) {
 		*is_unix = 1;
-		snprintf(name, len, "%s", ((struct sockaddr_un *)&ss)->sun_path);
+		snprintf(name, len, "%s",
+		    ((struct sockaddr_un *)&ss)->sun_path);
 		TAILQ_FOREACH(la, &conf->listens, entry)
 			if (la->type == LISTEN_UNIX &&
 			    strcmp(la->path, name) == 0)

@@ -60,7 +60,7 @@ struct op {
 	/* Output as it comes, if set; else kept in out[]. */
 	void			(*output)(struct op *, int, int,
 				    const uint8_t *, size_t);
-	uint32_t		 final;		/* IMSG type of the last frame */
+	uint32_t		 final;		/* the last frame's IMSG type */
 	struct sbx_result	 result;
 	struct sbx_info		 info;		/* CREATED, or the last INFO */
 	json_t			*infos;		/* every INFO, as JSON */

@@ -304,8 +304,8 @@ read_done(struct op *op)
 		    (op->error.code == SBX_E_FILE && op->error.err == ENOENT))
 			not_found(req, q->uri);
 		else
-			mcp_error(req, RPC_INTERNAL_ERROR, NULL, "Reading %.200s "
-			    "failed: %s", q->uri, op_error(op));
+			mcp_error(req, RPC_INTERNAL_ERROR, NULL,
+			    "Reading %.200s failed: %s", q->uri, op_error(op));
 	} else if (strcmp(q->u.kind, "state") == 0) {
 		j = json_array_get(op->infos, 0);
 		if (j == NULL)

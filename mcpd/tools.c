@@ -345,7 +345,8 @@ static struct tool tools[] = {
 	{ "sandbox_stop", "Stop a sandbox",
 	  "Stop a sandbox for good: its processes are killed and its "
 	  "/workspace is deleted.",
-	  in_sandbox, NULL, H_DESTRUCTIVE | H_IDEMPOTENT, 0, t_stop, NULL, NULL, NULL },
+	  in_sandbox, NULL, H_DESTRUCTIVE | H_IDEMPOTENT, 0, t_stop, NULL,
+	  NULL, NULL },
 	{ "sandbox_list", "List sandboxes",
 	  "List your persistent sandboxes: id, name, image, state, limits, "
 	  "memory in use and when each expires.",
@@ -353,7 +354,8 @@ static struct tool tools[] = {
 	{ "list_languages", "List languages",
 	  "List the languages run_code runs, with their aliases, the file "
 	  "name the code is saved as, and whether they are compiled.",
-	  in_none, out_langs, H_READONLY | H_IDEMPOTENT, 0, t_languages, NULL, NULL, NULL },
+	  in_none, out_langs, H_READONLY | H_IDEMPOTENT, 0, t_languages,
+	  NULL, NULL, NULL },
 	{ "sandbox_upload", "Copy a local file into a sandbox",
 	  "Copy a file or directory from this machine into a sandbox's "
 	  "/workspace. Only paths inside directories the operator allows "
@@ -995,8 +997,9 @@ add_files(struct args *a, json_t *files, struct evbuffer *b, uint32_t *n)
 		if (strcmp(enc, "base64") == 0) {
 			if ((data = b64_decode(json_string_value(c),
 			    json_string_length(c), &len)) == NULL) {
-				snprintf(a->err, sizeof(a->err), "'files'[%zu]: "
-				    "the content is not valid base64", i);
+				snprintf(a->err, sizeof(a->err),
+				    "'files'[%zu]: the content is not valid "
+				    "base64", i);
 				return -1;
 			}
 		} else {
