@@ -192,6 +192,16 @@ static const char out_write[] =
     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
     "\"bytes\":{\"type\":\"integer\"}},\"required\":[\"path\",\"bytes\"]}";
 
+static const char out_delete[] =
+    "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+    "\"deleted\":{\"type\":\"boolean\"}},\"required\":[\"path\","
+    "\"deleted\"]}";
+
+static const char out_stop[] =
+    "{\"type\":\"object\",\"properties\":{\"sandbox\":{\"type\":"
+    "\"string\"},\"stopped\":{\"type\":\"boolean\"}},\"required\":"
+    "[\"sandbox\",\"stopped\"]}";
+
 static const char in_read[] =
     "{\"type\":\"object\",\"properties\":{" S_SANDBOX ","
     "\"path\":{\"type\":\"string\",\"description\":\"Relative to "
@@ -340,12 +350,12 @@ static struct tool tools[] = {
 	{ "sandbox_delete_file", "Delete a file in a sandbox",
 	  "Delete a file, or with recursive a directory tree, in a "
 	  "sandbox's /workspace.",
-	  in_delete, out_write, H_DESTRUCTIVE | H_IDEMPOTENT, 0, t_delete,
+	  in_delete, out_delete, H_DESTRUCTIVE | H_IDEMPOTENT, 0, t_delete,
 	  NULL, NULL, NULL },
 	{ "sandbox_stop", "Stop a sandbox",
 	  "Stop a sandbox for good: its processes are killed and its "
 	  "/workspace is deleted.",
-	  in_sandbox, NULL, H_DESTRUCTIVE | H_IDEMPOTENT, 0, t_stop, NULL,
+	  in_sandbox, out_stop, H_DESTRUCTIVE | H_IDEMPOTENT, 0, t_stop, NULL,
 	  NULL, NULL },
 	{ "sandbox_list", "List sandboxes",
 	  "List your persistent sandboxes: id, name, image, state, limits, "
@@ -1459,7 +1469,8 @@ stop_done(struct op *op)
 		xasprintf(&text, "Stopped sandbox %s; its files are gone.",
 		    s->sandbox);
 		mcp_list_changed(req->peer.tenant, NOTE_RESOURCES);
-		tool_result(req, text_content(text), NULL, 0);
+		tool_result(req, text_content(text), json_pack("{s:s, s:b}",
+		    "sandbox", s->sandbox, "stopped", 1), 0);
 		free(text);
 	}
 	op_free(op);
@@ -1625,8 +1636,8 @@ write_done(struct op *op)
 		    "sandbox_write_file");
 	else if (s->flag) {
 		xasprintf(&text, "Deleted %s.", s->path);
-		tool_result(req, text_content(text), json_pack("{s:s, s:I}",
-		    "path", s->path, "bytes", (json_int_t)0), 0);
+		tool_result(req, text_content(text), json_pack("{s:s, s:b}",
+		    "path", s->path, "deleted", 1), 0);
 		free(text);
 	} else {
 		xasprintf(&text, "Wrote %llu bytes to /workspace/%s.",
