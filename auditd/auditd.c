@@ -1,12 +1,13 @@
 /*
  * mcp-auditd: the audit daemon.  It listens on its own socket for mcpd and
- * sandboxd, appends their records to its database with who sent them as
- * SO_PEERCRED says (never as the record says), acknowledges each after its
- * commit, and runs as its own unprivileged user under Landlock and a
- * seccomp allowlist.
+ * sandboxd, appends their records to a hash chain of signed records with
+ * who sent them as SO_PEERCRED says (never as the record says),
+ * acknowledges each after its commit, signs checkpoints, and runs as its
+ * own unprivileged user under Landlock and a seccomp allowlist.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <limits.h>
 #include <stdio.h>
@@ -14,9 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "acl.h"
 #include "auditbody.h"
 #include "auditd.h"
+#include "auditlog.h"
 #include "daemon.h"
 #include "log.h"
 #include "policy.h"
@@ -28,12 +32,14 @@
 
 #define AUDITD_MAXCONNS		64
 #define AUDITD_BATCH_MAX	1024
+#define CHECKPOINT_EVERY_S	60
 
 static struct daemon	 auditd;
 static struct acl	 auditd_acl;
 static TAILQ_HEAD(, pending_record) queue = TAILQ_HEAD_INITIALIZER(queue);
 static size_t		 nqueued;
 static struct event	*ev_commit;
+static struct event	*ev_checkpoint;
 
 static void
 record_free(struct pending_record *r)
@@ -183,13 +189,38 @@ static const struct conn_ops auditd_ops = {
 	.down = auditd_down,
 };
 
-/* Beyond the base set: the database. */
+/* Beyond the base set: the database and the key files. */
 static const struct priv_syscall auditd_syscalls[] = {
 	SC(openat), SC(unlink), SC(fsync), SC(fdatasync), SC(pread64),
 	SC(pwrite64), SC(ftruncate), SC(fchown), SC(fchmod), SC(access),
 	SC(faccessat), SC(faccessat2), SC(readlink), SC(getcwd), SC(statfs),
 	SC(fstatfs), SC(mprotect),
 };
+
+static void
+auditd_checkpoint(evutil_socket_t fd, short events, void *arg)
+{
+	struct timeval	 tv = { CHECKPOINT_EVERY_S, 0 };
+
+	store_checkpoint();
+	evtimer_add(ev_checkpoint, &tv);
+}
+
+/* auditd's own start and stop, with the configuration in force. */
+static void
+auditd_lifecycle(int event)
+{
+	struct audit_body	 b;
+	char			 hex[sizeof(auditd.conf->digest) * 2 + 1];
+
+	audit_hex(auditd.conf->digest, sizeof(auditd.conf->digest), hex);
+	audit_body_init(&b);
+	audit_body_str(&b, "config", auditd.conf->path);
+	audit_body_str(&b, "config.sha256", hex);
+	audit_body_str(&b, "version", MCPD_VERSION);
+	store_event(event, b.buf);
+	audit_body_free(&b);
+}
 
 static void
 auditd_sandbox(const struct policy *conf, const char *confdir, int fd,
@@ -200,6 +231,7 @@ auditd_sandbox(const struct policy *conf, const char *confdir, int fd,
 		{ confdir, LL_READ },
 		{ dbdir, LL_READ | LL_WRITE },
 	};
+	char			 why[512];
 	size_t			 n;
 
 	if (auditd.privileged)
@@ -207,10 +239,13 @@ auditd_sandbox(const struct policy *conf, const char *confdir, int fd,
 	/* Clients check that auditd's uid answers: listen as that uid. */
 	if (sock_listen(fd) == -1)
 		fatalx("cannot listen on %s", conf->audit.socket);
-	/* Opened as the audit user, so its files are that user's. */
-	if (store_open(conf->audit.database) == -1)
-		fatalx("cannot open the audit database %s",
-		    conf->audit.database);
+	/* Opened as the audit user, so its files are that user's, and
+	 * readable by its group (mcpctl for admins in it) alone. */
+	umask(027);
+	if (sodium_init() == -1)
+		fatalx("libsodium initialisation failed");
+	if (store_open(conf->audit.database, why, sizeof(why)) == -1)
+		fatalx("%s", why);
 	priv_no_new_privs();
 	priv_landlock(paths, nitems(paths), NULL, 0, 0);
 	n = priv_nbase_syscalls + nitems(auditd_syscalls);
@@ -267,8 +302,11 @@ main(int argc, char *argv[])
 
 	auditd_sandbox(conf, auditd.confdir, fd, dbdir);
 	if ((ev_commit = event_new(auditd.base, -1, 0, auditd_commit, NULL)) ==
-	    NULL)
+	    NULL || (ev_checkpoint = evtimer_new(auditd.base,
+	    auditd_checkpoint, NULL)) == NULL)
 		fatalx("cannot create the commit event");
+	auditd_lifecycle(AEV_DAEMON_START);
+	auditd_checkpoint(-1, 0, NULL);
 
 	memset(&set, 0, sizeof(set));
 	set.self = ROLE_AUDITD;
@@ -281,7 +319,9 @@ main(int argc, char *argv[])
 
 	/* Acknowledged or not, nothing received is dropped. */
 	auditd_commit(-1, 0, NULL);
+	auditd_lifecycle(AEV_DAEMON_STOP);
 	event_free(ev_commit);
+	event_free(ev_checkpoint);
 	store_close();
 	listener_free(l);
 	daemon_free(&auditd);

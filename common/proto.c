@@ -108,6 +108,7 @@ static const char *const audit_events[AEV_EVENT_MAX] = {
 	[AEV_TOOL_CALL] = "tool-call",
 	[AEV_AUTH_FAILURE] = "auth-failure",
 	[AEV_POLICY_DENIAL] = "policy-denial",
+	[AEV_KEY_ROTATION] = "key-rotation",
 };
 
 static const char *const audit_outcomes[AOC_OUTCOME_MAX] = {

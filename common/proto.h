@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	4U
+#define MCPD_PROTO_VERSION	5U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -465,6 +465,7 @@ enum audit_event {
 	AEV_TOOL_CALL,
 	AEV_AUTH_FAILURE,
 	AEV_POLICY_DENIAL,
+	AEV_KEY_ROTATION,		/* auditd's own */
 	AEV_EVENT_MAX
 };
 

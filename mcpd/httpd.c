@@ -291,6 +291,36 @@ principal_of(uint8_t out[32], const char *fmt, ...)
 	crypto_hash_sha256(out, (const unsigned char *)buf, strlen(buf));
 }
 
+/*
+ * Failed authentications are recorded, at most AUTH_RECORDS_PER_S a
+ * second: a client guessing tokens must not drown the audit trail.
+ */
+#define AUTH_RECORDS_PER_S	10
+
+static void
+auth_failed(const struct http_req *r, const char *reason)
+{
+	static uint64_t	 second;
+	static unsigned	 count, dropped;
+	uint64_t	 now = mono_ms() / 1000;
+	char		 msg[96];
+
+	if (now != second) {
+		if (dropped > 0) {
+			snprintf(msg, sizeof(msg), "%u more failures not "
+			    "recorded one by one", dropped);
+			maudit_auth_failure("many", msg);
+		}
+		second = now;
+		count = dropped = 0;
+	}
+	if (count++ >= AUTH_RECORDS_PER_S) {
+		dropped++;
+		return;
+	}
+	maudit_auth_failure(r->peer, reason);
+}
+
 /* The tenant of a request; -1 once it has been answered 401/403. */
 static int
 authenticate(struct http_req *r, struct mcp_peer *peer)
@@ -314,6 +344,7 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
 		if ((t = policy_tenant_by_uid(h.conf, r->uid)) == NULL) {
 			log_info("http %s: uid %u is no tenant's", r->peer,
 			    (unsigned)r->uid);
+			auth_failed(r, "a uid that is no tenant's");
 			reply_rpc_error(r, 403, -32000, "Forbidden: this uid "
 			    "is not a tenant of this server", NULL);
 			return -1;
@@ -325,6 +356,7 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
 		return 0;
 	}
 	if (auth == NULL) {
+		auth_failed(r, "no credentials");
 		reply_rpc_error(r, 401, -32000, "Unauthorized: send "
 		    "Authorization: Bearer <token>",
 		    "WWW-Authenticate: Bearer realm=\"mcp\"\r\n");
@@ -348,6 +380,7 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
 	return 0;
  bad:
 	log_info("http %s: a bad bearer token", r->peer);
+	auth_failed(r, "a bad bearer token");
 	reply_rpc_error(r, 401, -32000, "Unauthorized: the bearer token is "
 	    "not valid", "WWW-Authenticate: Bearer realm=\"mcp\", "
 	    "error=\"invalid_token\"\r\n");

@@ -190,11 +190,14 @@ mcpd_allow(const struct ucred *uc, uint32_t role, char *why, size_t len,
     void *arg)
 {
 	if (stdio_mode) {
-		/* sandboxd runs as root; or, in tests, as we do. */
-		if (uc->uid == 0 || uc->uid == getuid())
+		/* sandboxd runs as root, auditd as its user; in tests, as
+		 * we do. */
+		if (uc->uid == getuid() || (role == ROLE_SANDBOXD &&
+		    uc->uid == 0) || (role == ROLE_AUDITD &&
+		    uc->uid == mcpd_conf->audit.uid))
 			return NULL;
-		snprintf(why, len, "uid %u is not sandboxd's",
-		    (unsigned)uc->uid);
+		snprintf(why, len, "uid %u may not act as %s",
+		    (unsigned)uc->uid, proto_role_name(role));
 		return why;
 	}
 	return acl_check(&mcpd_acl, uc, role, ROLE_BIT(ROLE_SANDBOXD) |
@@ -211,6 +214,8 @@ mcpd_up(struct conn *c)
 	s->fails = 0;
 	if (s == &sib_sandboxd)
 		sbx_calls_up(c);
+	else
+		maudit_up(c);
 	mcpd_ping_send(s);
 	mcpd_update_status();
 }
@@ -224,6 +229,8 @@ mcpd_down(struct conn *c, const char *why)
 	s->sent_ns = 0;
 	if (s == &sib_sandboxd)
 		sbx_calls_down(why);
+	else
+		maudit_down();
 	mcpd_update_status();
 }
 
@@ -239,6 +246,10 @@ mcpd_dispatch(struct conn *c, struct imsg *imsg)
 	if (s == &sib_sandboxd && imsg->hdr.type >= IMSG_SBX_CREATE &&
 	    imsg->hdr.type < IMSG_PRIV_START) {
 		sbx_calls_dispatch(imsg);
+		return;
+	}
+	if (s == &sib_auditd && imsg->hdr.type == IMSG_AUDIT_ACK) {
+		maudit_ack(imsg);
 		return;
 	}
 	conn_close(c, "unexpected message type %u", imsg->hdr.type);
@@ -501,7 +512,8 @@ main(int argc, char *argv[])
 		/* stderr is the client's log; nothing may go to stdout. */
 		log_init(LOG_DEST_STDERR, mcpd.verbose, "mcpd");
 		mcpd.debug = 1;
-		if (policy_resolve(conf, POLICY_RESOLVE_TENANTS) == -1)
+		if (policy_resolve(conf, POLICY_RESOLVE_TENANTS |
+		    POLICY_RESOLVE_AUDIT) == -1)
 			exit(1);
 		if ((t = policy_tenant_by_uid(conf, getuid())) == NULL)
 			fatalx("uid %u is not a tenant in %s: add \"uid\" to a "
@@ -543,11 +555,10 @@ main(int argc, char *argv[])
 	set.self = stdio_mode ? ROLE_MCPD_STDIO : ROLE_MCPD;
 	set.maxframe = PROTO_MAX_FRAME;
 	mcpd_sibling(&sib_sandboxd, conf->sandbox_socket, ROLE_SANDBOXD, &set);
+	mcpd_sibling(&sib_auditd, conf->audit.socket, ROLE_AUDITD, &set);
 	if (stdio_mode)
 		log_info("serving MCP on stdin and stdout as %s", peer.desc);
 	else {
-		mcpd_sibling(&sib_auditd, conf->audit.socket, ROLE_AUDITD,
-		    &set);
 		httpd_start(mcpd.base, conf, socks, nsocks);
 		daemon_ready(&mcpd, "serving MCP on %d socket%s", nsocks,
 		    nsocks == 1 ? "" : "s");
@@ -558,16 +569,15 @@ main(int argc, char *argv[])
 	tasks_shutdown();
 	session_shutdown();
 	sbx_calls_shutdown();
+	maudit_stop();
 	if (stdio_mode)
 		stdio_stop();
 	else
 		httpd_stop();
 	client_free(sib_sandboxd.client);
 	event_free(sib_sandboxd.ev_ping);
-	if (sib_auditd.client != NULL) {
-		client_free(sib_auditd.client);
-		event_free(sib_auditd.ev_ping);
-	}
+	client_free(sib_auditd.client);
+	event_free(sib_auditd.ev_ping);
 	daemon_free(&mcpd);
 	return 0;
 }

@@ -97,6 +97,16 @@ const char	*mime_guess(const char *);
 void		 iso_time(int64_t, char *, size_t);
 const char	*signal_name(int);
 
+/* audit.c */
+struct conn;
+struct imsg;
+void		 maudit_up(struct conn *);
+void		 maudit_down(void);
+void		 maudit_ack(struct imsg *);
+void		 maudit_stop(void);
+void		 maudit_tool_call(const struct mcp_req *, const char *, int);
+void		 maudit_auth_failure(const char *, const char *);
+
 /* local.c: stdio mode's copies between the machine and a sandbox. */
 int		 local_path_allowed(const char *, int, char *, size_t,
 		    char *, size_t);

@@ -22,6 +22,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp.h"
+#include "mcpd.h"
 #include "proto.h"
 #include "util.h"
 
@@ -289,6 +290,8 @@ req_cancel(struct mcp_req *req, const char *why)
 	struct mcp_out	*out = req->out;
 
 	log_debug("%s: %s cancelled: %s", req->peer.desc, req->method, why);
+	if (strcmp(req->method, "tools/call") == 0)
+		maudit_tool_call(req, "cancelled", 0);
 	if (req->cancel != NULL)
 		req->cancel(req);
 	/* The transport may free the out: the request lets go of it first. */
@@ -439,7 +442,21 @@ static void
 req_send_final(struct mcp_req *req, json_t *msg, int status)
 {
 	struct mcp_out	*out = req->out;
+	json_t		*res;
 
+	if (strcmp(req->method, "tools/call") == 0) {
+		res = json_object_get(msg, "result");
+		if (res == NULL)
+			maudit_tool_call(req, "error", (int)json_integer_value(
+			    json_object_get(json_object_get(msg, "error"),
+			    "code")));
+		else if (json_object_get(res, "taskId") != NULL ||
+		    json_object_get(res, "task") != NULL)
+			maudit_tool_call(req, "task-created", 0);
+		else
+			maudit_tool_call(req, json_is_true(json_object_get(res,
+			    "isError")) ? "tool-error" : "ok", 0);
+	}
 	req_free(req);
 	out->ops->send(out, NULL, msg, 1, status);
 	json_decref(msg);

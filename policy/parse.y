@@ -87,6 +87,7 @@ struct ploc {
 #define FIELD_TOKEN	0x0800		/* may be repeated */
 #define FIELD_UID	0x1000		/* may be repeated */
 #define FIELD_REQUESTS	0x2000
+#define FIELD_EXCERPT	0x4000
 
 #define YYLLOC_DEFAULT(cur, rhs, n)					\
 	do {								\
@@ -243,6 +244,8 @@ static void	 language_end(struct parse_ctx *);
 static void	 audit_begin(struct parse_ctx *, const struct ploc *);
 static void	 audit_required(struct parse_ctx *, const struct ploc *,
 		    int);
+static void	 audit_excerpt(struct parse_ctx *, const struct ploc *,
+		    char *);
 }
 
 %token	INCLUDE "include" USER "user" GROUP "group" RUN "run"
@@ -260,7 +263,7 @@ static void	 audit_required(struct parse_ctx *, const struct ploc *,
 %token	LANGUAGE "language" ALIAS "alias" FILENAME "file" BUILD "build"
 %token	VERSION "version"
 %token	AUDIT "audit" REQUIRED "required" YES "yes" NO "no"
-%token	DATABASE "database"
+%token	DATABASE "database" EXCERPT "excerpt"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
 %type	<string> string imgname macroname listentenant
@@ -474,6 +477,7 @@ auditopt	: REQUIRED yesno		{ audit_required(ctx, &@1, $2); }
 			set_user(ctx, &@1, &ctx->fields, FIELD_USER,
 			    "audit user", $2, ctx->p->audit.user);
 		}
+		| EXCERPT string		{ audit_excerpt(ctx, &@1, $2); }
 		;
 
 yesno		: YES				{ $$ = 1; }
@@ -495,6 +499,7 @@ static const struct keyword {
 	{ "directory",		DIRECTORY },
 	{ "disk",		DISK },
 	{ "egress",		EGRESS },
+	{ "excerpt",		EXCERPT },
 	{ "file",		FILENAME },
 	{ "group",		GROUP },
 	{ "host",		HOST },
@@ -2273,6 +2278,21 @@ audit_required(struct parse_ctx *ctx, const struct ploc *loc, int yes)
 		ctx->p->audit.required = yes;
 }
 
+static void
+audit_excerpt(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	uint64_t	 v;
+
+	if (once(ctx, loc, &ctx->fields, FIELD_EXCERPT, "excerpt") == 0) {
+		if (parse_size(s, &v) == -1 || v > AUDIT_EXCERPT_MAX)
+			perr(ctx, loc, "excerpt \"%s\": a size from 0 "
+			    "to %dK", s, AUDIT_EXCERPT_MAX / 1024);
+		else
+			ctx->p->audit.excerpt = (uint32_t)v;
+	}
+	free(s);
+}
+
 /*
  * After the last line: defaults that depend on other settings, and names
  * that may refer to a definition further down.
@@ -2427,6 +2447,7 @@ policy_new(void)
 	p->uid_base = DEFAULT_UID_BASE;
 	p->uid_slots = DEFAULT_UID_SLOTS;
 	p->audit.required = 1;
+	p->audit.excerpt = DEFAULT_AUDIT_EXCERPT;
 	(void)str_copy(p->audit.user, DEFAULT_AUDIT_USER,
 	    sizeof(p->audit.user));
 	/* Not root by accident if policy_resolve() is never called. */

@@ -544,6 +544,8 @@ dump_audit(FILE *fp, const struct policy *p)
 	dump_kv(fp, "\t", "socket", p->audit.socket);
 	dump_kv(fp, "\t", "database", p->audit.database);
 	dump_kv(fp, "\t", "user", p->audit.user);
+	if (p->audit.excerpt != DEFAULT_AUDIT_EXCERPT)
+		fprintf(fp, "\texcerpt %u\n", p->audit.excerpt);
 	fprintf(fp, "}\n");
 }
 

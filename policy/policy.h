@@ -159,8 +159,12 @@ struct language {
 	char			*version;	/* NULL: no probe */
 };
 
+#define DEFAULT_AUDIT_EXCERPT	256	/* bytes of code, output, arguments */
+#define AUDIT_EXCERPT_MAX	65536
+
 struct audit_conf {
 	int			 required;
+	uint32_t		 excerpt;	/* bytes kept beside a digest */
 	char			 socket[POLICY_SOCK_MAX];
 	char			 database[PATH_MAX];
 	char			 user[POLICY_USER_MAX];

@@ -125,6 +125,16 @@ audit_auditd_up(struct conn *c)
 	audit_warned = 0;
 }
 
+/* At exit: what was sent leaves before the process does. */
+void
+audit_flush(void)
+{
+	struct conn	*c;
+
+	if ((c = client_conn(sbd->auditd)) != NULL)
+		(void)imsgbuf_flush(&c->iev.ibuf);
+}
+
 void
 audit_auditd_down(void)
 {

@@ -50,6 +50,46 @@ job_client_queued(struct job *job)
 	return job->cl != NULL ? imsgbuf_queued(&job->cl->c->iev.ibuf) : 0;
 }
 
+/* A digest of all the output sent, and its first bytes, for the record. */
+static void
+job_output_audit(struct job *job, uint32_t stream, const void *buf,
+    size_t len)
+{
+	size_t	 i = stream == SBX_STREAM_STDERR, room;
+	size_t	 max = sbd->conf->audit.excerpt;
+
+	if (job->out_excerpt[i] == NULL) {
+		crypto_hash_sha256_init(&job->out_hash[i]);
+		job->out_excerpt[i] = xmalloc(max + 1);
+	}
+	crypto_hash_sha256_update(&job->out_hash[i], buf, len);
+	room = max - job->out_excerpt_len[i];
+	if (room > len)
+		room = len;
+	memcpy(job->out_excerpt[i] + job->out_excerpt_len[i], buf, room);
+	job->out_excerpt_len[i] += room;
+}
+
+static void
+job_output_record(struct job *job, struct audit_body *b, size_t i,
+    const char *name)
+{
+	uint8_t	 h[crypto_hash_sha256_BYTES];
+	char	 key[32], hex[sizeof(h) * 2 + 1];
+
+	if (job->out_excerpt[i] == NULL)
+		return;
+	crypto_hash_sha256_final(&job->out_hash[i], h);
+	sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+	snprintf(key, sizeof(key), "%s.excerpt", name);
+	audit_body_bytes(b, key, job->out_excerpt[i], job->out_excerpt_len[i],
+	    job->out_excerpt_len[i]);
+	snprintf(key, sizeof(key), "%s.sha256", name);
+	audit_body_str(b, key, hex);
+	free(job->out_excerpt[i]);
+	job->out_excerpt[i] = NULL;
+}
+
 void
 job_output(struct job *job, uint32_t stream, uint32_t phase,
     const void *buf, size_t len)
@@ -59,6 +99,7 @@ job_output(struct job *job, uint32_t stream, uint32_t phase,
 
 	if (job->logging)
 		outlog_append(&job->sb->log, buf, len);
+	job_output_audit(job, stream, buf, len);
 	if (job->cl == NULL)
 		return;
 	o.stream = stream;
@@ -130,11 +171,11 @@ job_intent_body(struct job *job, struct audit_body *b)
 		audit_body_u64(b, "args", job->nargs);
 		if (job->type == IMSG_SBX_EXEC && job->nargs > 0)
 			audit_body_bytes(b, "command", job->args[0],
-			    strlen(job->args[0]), JOB_EXCERPT);
+			    strlen(job->args[0]), sbd->conf->audit.excerpt);
 		if (job->codelen > 0) {
 			audit_body_u64(b, "code.bytes", job->codelen);
 			audit_body_bytes(b, "code.excerpt", job->code,
-			    job->codelen, JOB_EXCERPT);
+			    job->codelen, sbd->conf->audit.excerpt);
 			audit_body_digest(b, "code.sha256", job->code,
 			    job->codelen);
 		}
@@ -202,7 +243,9 @@ job_result_record(struct job *job)
 		audit_body_u64(&b, "peak_memory", r->peak_memory);
 		audit_body_i64(&b, "signal", r->signal);
 		audit_body_u64(&b, "stderr.bytes", r->stderr_bytes);
+		job_output_record(job, &b, 1, "stderr");
 		audit_body_u64(&b, "stdout.bytes", r->stdout_bytes);
+		job_output_record(job, &b, 0, "stdout");
 		audit_body_u64(&b, "wall_ms", r->wall_ms);
 	}
 	audit_send(job_event(job), job->err_code == 0 ? AOC_OK :

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include <sodium.h>
+
 #include "proto.h"
 #include "sandboxd.h"
 
@@ -18,7 +20,6 @@
 #define JOB_ENV_MAX		256
 #define JOB_ENV_BYTES		(64 * 1024)
 #define JOB_FILES_MAX		1000
-#define JOB_EXCERPT		256	/* bytes of code in audit records */
 
 struct client {
 	struct conn		*c;
@@ -63,6 +64,10 @@ struct job {
 	uint32_t		 exec_flags;	/* SBX_EXEC_* */
 	uint64_t		 deadline_ns;
 	int			 logging;	/* into the sandbox's log */
+	/* What the audit record says of the output: digests, excerpts. */
+	crypto_hash_sha256_state out_hash[2];
+	char			*out_excerpt[2];
+	size_t			 out_excerpt_len[2];
 
 	/* LOGS */
 	uint64_t		 log_max;	/* bytes, 0 : all */

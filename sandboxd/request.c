@@ -650,6 +650,8 @@ void
 job_free(struct job *job)
 {
 	TAILQ_REMOVE(&all_jobs, job, all);
+	free(job->out_excerpt[0]);
+	free(job->out_excerpt[1]);
 	if (job->ev_grace != NULL)
 		event_free(job->ev_grace);
 	free(job->args);

@@ -356,16 +356,18 @@ sandboxd_stop(void)
 	int			 st;
 
 	sbd->shutting_down = 1;
-	audit_body_init(&b);
-	audit_body_str(&b, "reason", "signal");
-	audit_send(AEV_DAEMON_STOP, AOC_OK, NULL, NULL, &b, NULL, NULL);
-	audit_body_free(&b);
 	sandbox_shutdown();
 	/* Closing the channel tells the helper to delete every container. */
 	imsgev_clear(&sbd->priv);
 	/* The helper prunes the cgroups: it alone may, in every hierarchy. */
 	while (waitpid(priv_pid, &st, 0) == -1 && errno == EINTR)
 		;
+	/* The last record, and out before the process is gone. */
+	audit_body_init(&b);
+	audit_body_str(&b, "reason", "signal");
+	audit_send(AEV_DAEMON_STOP, AOC_OK, NULL, NULL, &b, NULL, NULL);
+	audit_body_free(&b);
+	audit_flush();
 	state_close();
 }
 

@@ -234,6 +234,7 @@ void		 audit_send(uint32_t, uint32_t, const char *, const char *,
 		    const struct audit_body *, audit_done_fn, void *);
 void		 audit_cancel(void *);
 void		 audit_auditd_up(struct conn *);
+void		 audit_flush(void);
 void		 audit_auditd_down(void);
 void		 audit_dispatch(struct conn *, struct imsg *);
 

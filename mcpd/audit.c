@@ -1,0 +1,200 @@
+/*
+ * mcpd's side of the audit trail: every tool call (who, what, how it
+ * ended), every failed authentication, and mcpd's own start and stop.
+ * sandboxd records what it does to sandboxes; these records say what the
+ * client asked for.  They are sent as they happen and not waited for: an
+ * operation that must not run unrecorded is refused by sandboxd, which
+ * waits for its own record's commit.
+ */
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "auditbody.h"
+#include "imsg.h"
+#include "log.h"
+#include "mcp.h"
+#include "mcpd.h"
+#include "policy.h"
+#include "proc.h"
+#include "proto.h"
+#include "util.h"
+
+static struct conn	*auditconn;
+static int		 start_sent;
+static unsigned int	 unsent;		/* records lost while away */
+
+static void
+maudit_send(uint32_t event, uint32_t outcome, const char *tenant,
+    const char *sandbox, const struct audit_body *b)
+{
+	struct audit_record	 r;
+	struct iovec		 iov[2];
+
+	if (auditconn == NULL) {
+		if (unsent++ == 0)
+			log_warnx("auditd is not connected: tool calls go "
+			    "unrecorded by mcpd until it is");
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	r.event = event;
+	r.outcome = outcome;
+	if (tenant != NULL)
+		str_copy(r.tenant, tenant, sizeof(r.tenant));
+	if (sandbox != NULL)
+		str_copy(r.sandbox, sandbox, sizeof(r.sandbox));
+	r.bodylen = (uint32_t)b->len;
+	iov[0].iov_base = &r;
+	iov[0].iov_len = sizeof(r);
+	iov[1].iov_base = b->buf;
+	iov[1].iov_len = b->len;
+	conn_composev(auditconn, IMSG_AUDIT_RECORD, 0, -1, iov, 2);
+}
+
+static void
+maudit_lifecycle(uint32_t event, const char *reason)
+{
+	struct audit_body	 b;
+	char			 hex[65];
+
+	sodium_bin2hex(hex, sizeof(hex), mcpd_conf->digest,
+	    sizeof(mcpd_conf->digest));
+	audit_body_init(&b);
+	audit_body_str(&b, "config", mcpd_conf->path);
+	audit_body_str(&b, "config.sha256", hex);
+	audit_body_str(&b, "mode", mcp_stdio_mode ? "stdio" : "http");
+	if (reason != NULL)
+		audit_body_str(&b, "reason", reason);
+	audit_body_str(&b, "version", MCPD_VERSION);
+	maudit_send(event, AOC_OK, NULL, NULL, &b);
+	audit_body_free(&b);
+}
+
+void
+maudit_up(struct conn *c)
+{
+	auditconn = c;
+	if (unsent > 0) {
+		log_warnx("auditd is back; %u records could not be sent",
+		    unsent);
+		unsent = 0;
+	}
+	if (!start_sent) {
+		start_sent = 1;
+		maudit_lifecycle(AEV_DAEMON_START, NULL);
+	}
+}
+
+void
+maudit_down(void)
+{
+	auditconn = NULL;
+}
+
+/* An acknowledgement: only a failure is worth a word. */
+void
+maudit_ack(struct imsg *imsg)
+{
+	struct audit_ack	 ack;
+
+	if (proto_payload(imsg->data, imsg->datalen, &ack, sizeof(ack)) ==
+	    -1)
+		return;
+	ack.error[sizeof(ack.error) - 1] = '\0';
+	if (ack.seq == 0)
+		log_warnx("auditd did not commit a record: %s", ack.error);
+}
+
+/* Stop, with the record on its way before mcpd exits. */
+void
+maudit_stop(void)
+{
+	if (auditconn == NULL)
+		return;
+	maudit_lifecycle(AEV_DAEMON_STOP, "signal or end of input");
+	(void)imsgbuf_flush(&auditconn->iev.ibuf);
+}
+
+static const char *
+transport_name(enum mcp_transport t)
+{
+	switch (t) {
+	case MCP_T_STDIO:
+		return "stdio";
+	case MCP_T_HTTP:
+		return "http";
+	default:
+		return "sse";
+	}
+}
+
+/*
+ * A tool call has ended: result is "ok", "tool-error", "error" (a
+ * JSON-RPC error) or "cancelled".
+ */
+void
+maudit_tool_call(const struct mcp_req *req, const char *result, int code)
+{
+	struct audit_body	 b;
+	json_t			*args, *name, *sb;
+	char			*dump, hex[65];
+	uint8_t			 h[crypto_hash_sha256_BYTES];
+	const char		*sandbox = NULL;
+	size_t			 len;
+
+	name = json_object_get(req->params, "name");
+	args = json_object_get(req->params, "arguments");
+	/* The arguments as canonical JSON: sorted keys, compact. */
+	dump = json_dumps(args != NULL ? args : json_null(), JSON_COMPACT |
+	    JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	len = dump != NULL ? strlen(dump) : 0;
+	crypto_hash_sha256(h, (const uint8_t *)(dump != NULL ? dump : ""),
+	    len);
+	sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+	sb = json_object_get(args, "sandbox");
+	if (json_is_string(sb) && json_string_length(sb) == SBX_ID_LEN)
+		sandbox = json_string_value(sb);
+
+	audit_body_init(&b);
+	audit_body_u64(&b, "args.bytes", len);
+	audit_body_bytes(&b, "args.excerpt", dump != NULL ? dump : "", len,
+	    mcpd_conf->audit.excerpt);
+	audit_body_str(&b, "args.sha256", hex);
+	audit_body_u64(&b, "duration_ms", mono_ms() - req->started);
+	if (code != 0)
+		audit_body_i64(&b, "error.code", code);
+	audit_body_str(&b, "principal", req->peer.desc);
+	audit_body_str(&b, "protocol", req->modern ? "2026-07-28" :
+	    mcp_version_name(req->version));
+	audit_body_str(&b, "result", result);
+	if (req->task != NULL)
+		audit_body_str(&b, "task", "yes");
+	audit_body_str(&b, "tool", json_is_string(name) ?
+	    json_string_value(name) : "");
+	audit_body_str(&b, "transport", transport_name(req->transport));
+	maudit_send(AEV_TOOL_CALL, strcmp(result, "ok") == 0 ? AOC_OK :
+	    AOC_FAILED, req->peer.tenant != NULL ? req->peer.tenant->name :
+	    NULL, sandbox, &b);
+	audit_body_free(&b);
+	free(dump);
+}
+
+void
+maudit_auth_failure(const char *peer, const char *reason)
+{
+	struct audit_body	 b;
+
+	audit_body_init(&b);
+	audit_body_str(&b, "peer", peer);
+	audit_body_str(&b, "reason", reason);
+	audit_body_str(&b, "transport", "http");
+	maudit_send(AEV_AUTH_FAILURE, AOC_DENIED, NULL, NULL, &b);
+	audit_body_free(&b);
+}
