@@ -231,7 +231,8 @@ same_policy(const struct policy *a, const struct policy *b)
 	    a->audit.required != b->audit.required ||
 	    strcmp(a->audit.socket, b->audit.socket) != 0 ||
 	    strcmp(a->audit.database, b->audit.database) != 0 ||
-	    strcmp(a->audit.user, b->audit.user) != 0)
+	    strcmp(a->audit.user, b->audit.user) != 0 ||
+	    a->audit.excerpt != b->audit.excerpt)
 		return 0;
 	if (!same_strings(a->allow_hosts, a->nallow_hosts, b->allow_hosts,
 	    b->nallow_hosts) || !same_strings(a->allow_origins,
@@ -366,6 +367,8 @@ test_defaults(void)
 	    "default audit database");
 	ok(strcmp(p->audit.user, DEFAULT_AUDIT_USER) == 0,
 	    "default audit user");
+	ok(p->audit.excerpt == DEFAULT_AUDIT_EXCERPT,
+	    "default audit excerpt");
 	ok(strcmp(p->path, "t.conf") == 0, "path kept");
 	crypto_hash_sha256(digest, (const unsigned char *)"", 0);
 	ok(memcmp(p->digest, digest, sizeof(digest)) == 0,
@@ -466,6 +469,7 @@ static const char rich[] =
     "\tsocket /run/m/audit.sock\n"
     "\tdatabase /srv/mcpd/audit.db\n"
     "\tuser auditor\n"
+    "\texcerpt 4K\n"
     "}\n";
 
 static void
@@ -524,6 +528,7 @@ test_rich_globals(const struct policy *p)
 	ok(strcmp(p->audit.database, "/srv/mcpd/audit.db") == 0,
 	    "audit database");
 	ok(strcmp(p->audit.user, "auditor") == 0, "audit user");
+	ok(p->audit.excerpt == 4096, "audit excerpt 4K");
 }
 
 static void
@@ -1251,6 +1256,22 @@ test_sandbox_settings(void)
 	round_trip("sandbox settings", p);
 	policy_free(p);
 
+	p = loads("audit excerpt bounds",
+	    "audit {\n\texcerpt 64K\n}\n");
+	ok(p != NULL && p->audit.excerpt == AUDIT_EXCERPT_MAX,
+	    "excerpt 64K, the maximum");
+	if (p != NULL)
+		round_trip("excerpt 64K", p);
+	policy_free(p);
+	p = loads("no excerpt", "audit {\n\texcerpt 0\n}\n");
+	ok(p != NULL && p->audit.excerpt == 0, "excerpt 0 keeps digests only");
+	if (p != NULL)
+		round_trip("excerpt 0", p);
+	policy_free(p);
+	fails("excerpt too big", "audit {\n\texcerpt 65537\n}\n",
+	    "t.conf:2: excerpt \"65537\": a size from 0 to 64K");
+	fails("excerpt malformed", "audit {\n\texcerpt lots\n}\n",
+	    "t.conf:2: excerpt \"lots\": a size from 0 to 64K");
 	fails("idle out of range", "limits x {\n\tidle 500ms\n}\n",
 	    "t.conf:2: idle 500ms: out of range (1s..720h)");
 	fails("lifetime out of range", "limits x {\n\tlifetime 999ms\n}\n",
@@ -1409,6 +1430,9 @@ test_duplicates(void)
 	fails("audit field twice",
 	    "audit {\n\trequired yes\n\trequired no\n}\n",
 	    "t.conf:3: required given twice");
+	fails("excerpt twice",
+	    "audit {\n\texcerpt 1K\n\texcerpt 0\n}\n",
+	    "t.conf:3: excerpt given twice");
 	fails("limits field twice", "limits x {\n\tpids 1\n\tpids 2\n}\n",
 	    "t.conf:3: pids given twice");
 	fails("tenant field twice",
