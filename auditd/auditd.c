@@ -79,8 +79,7 @@ auditd_commit(evutil_socket_t fd, short events, void *arg)
 				break;
 			batch[n++] = r;
 		}
-		if ((rv = store_commit(batch, n, err, sizeof(err))) == -1)
-			log_warnx("%s: %zu records not committed", err, n);
+		rv = store_commit(batch, n, err, sizeof(err));
 		for (i = 0; i < n; i++) {
 			TAILQ_REMOVE(&queue, batch[i], entry);
 			nqueued--;
@@ -88,6 +87,25 @@ auditd_commit(evutil_socket_t fd, short events, void *arg)
 			record_free(batch[i]);
 		}
 	}
+}
+
+/*
+ * A fixed-size string field: NUL-terminated, and printable ASCII, or only
+ * the characters of set.
+ */
+static int
+field_ok(const char *s, size_t size, const char *set)
+{
+	size_t	 len, i;
+
+	if ((len = strnlen(s, size)) == size)
+		return 0;
+	if (set != NULL)
+		return strspn(s, set) == len;
+	for (i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return 0;
+	return 1;
 }
 
 static void
@@ -104,13 +122,19 @@ auditd_record(struct conn *c, struct imsg *imsg)
 	memcpy(&ar, imsg->data, sizeof(ar));
 	if (ar.bodylen != imsg->datalen - sizeof(ar) ||
 	    ar.bodylen > AUDIT_BODY_MAX ||
-	    memchr(ar.tenant, '\0', sizeof(ar.tenant)) == NULL ||
-	    memchr(ar.sandbox, '\0', sizeof(ar.sandbox)) == NULL ||
 	    (ev = audit_event_name(ar.event)) == NULL ||
 	    (oc = audit_outcome_name(ar.outcome)) == NULL) {
 		conn_close(c, "malformed audit record (event %u, outcome %u, "
 		    "body %u of %zu bytes)", ar.event, ar.outcome, ar.bodylen,
 		    imsg->datalen - sizeof(ar));
+		return;
+	}
+	if (!field_ok(ar.tenant, sizeof(ar.tenant), NULL) ||
+	    !field_ok(ar.sandbox, sizeof(ar.sandbox), "0123456789abcdef") ||
+	    (ar.sandbox[0] != '\0' && strlen(ar.sandbox) != SBX_ID_LEN)) {
+		conn_close(c, "malformed audit record: a tenant of other than "
+		    "printable ASCII, or a sandbox id of other than %d hex "
+		    "digits", SBX_ID_LEN);
 		return;
 	}
 	if ((why = audit_body_check((const char *)imsg->data + sizeof(ar),

@@ -46,7 +46,8 @@ static struct {
 	uint8_t			 head[AUDIT_HASH_LEN];	/* and its hash */
 	struct audit_merkle	 tree;
 	uint64_t		 checkpointed;	/* size of the last checkpoint */
-	int			 failed;	/* the last commit failed */
+	uint64_t		 refused;	/* records refused since the
+						 * last commit that worked */
 } st;
 
 static const char store_ddl[] =
@@ -192,7 +193,8 @@ store_insert(struct pending_record *r, const uint8_t prev[AUDIT_HASH_LEN],
 /*
  * Commit a batch in one transaction.  On failure nothing of it is kept,
  * the chain stays where it was, and every record gets seq 0 and the
- * reason.
+ * reason.  The first failure is logged, and the recovery with the count
+ * of what was refused meanwhile, not every batch in between.
  */
 int
 store_commit(struct pending_record **batch, size_t n, char *err,
@@ -210,35 +212,36 @@ store_commit(struct pending_record **batch, size_t n, char *err,
 	for (i = 0; i < n; i++) {
 		batch[i]->seq = st.seq + 1 + i;
 		batch[i]->time = now_ns();
-		if (store_insert(batch[i], prev, hash) == -1) {
-			sqlite3_exec(st.db, "ROLLBACK", NULL, NULL, NULL);
+		if (store_insert(batch[i], prev, hash) == -1)
 			goto fail;
-		}
 		memcpy(hashes[i], hash, AUDIT_HASH_LEN);
 		memcpy(prev, hash, sizeof(prev));
 	}
-	if (sqlite3_exec(st.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		sqlite3_exec(st.db, "ROLLBACK", NULL, NULL, NULL);
+	if (sqlite3_exec(st.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
-	}
 	/* Committed: the chain and the tree move on. */
 	for (i = 0; i < n; i++)
 		audit_merkle_add(&st.tree, hashes[i], AUDIT_HASH_LEN);
 	st.seq += n;
 	memcpy(st.head, prev, sizeof(st.head));
 	free(hashes);
-	if (st.failed) {
-		log_info("the audit database takes records again");
-		st.failed = 0;
+	if (st.refused != 0) {
+		log_info("the audit database takes records again (%llu "
+		    "refused meanwhile)", (unsigned long long)st.refused);
+		st.refused = 0;
 	}
 	if (st.seq - st.checkpointed >= CHECKPOINT_RECORDS)
 		store_checkpoint();
 	return 0;
  fail:
+	/* The reason first: a ROLLBACK replaces the error message. */
 	snprintf(err, errlen, "audit database: %s", sqlite3_errmsg(st.db));
-	if (!st.failed)
-		log_warnx("%s", err);
-	st.failed = 1;
+	if (!sqlite3_get_autocommit(st.db))
+		sqlite3_exec(st.db, "ROLLBACK", NULL, NULL, NULL);
+	if (st.refused == 0)
+		log_warnx("%s: refusing records until it takes them again",
+		    err);
+	st.refused += n;
 	for (i = 0; i < n; i++)
 		batch[i]->seq = 0;
 	free(hashes);
