@@ -159,7 +159,9 @@ maudit_tool_call(const struct mcp_req *req, const char *result, int code)
 	    len);
 	sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
 	sb = json_object_get(args, "sandbox");
-	if (json_is_string(sb) && json_string_length(sb) == SBX_ID_LEN)
+	/* Only an id goes in the column: a name, or junk, stays in args. */
+	if (json_is_string(sb) && json_string_length(sb) == SBX_ID_LEN &&
+	    strspn(json_string_value(sb), "0123456789abcdef") == SBX_ID_LEN)
 		sandbox = json_string_value(sb);
 
 	audit_body_init(&b);

@@ -156,7 +156,7 @@ job_event(const struct job *job)
 static const char *
 job_sandbox_id(const struct job *job)
 {
-	return job->sb != NULL ? job->sb->id : "";
+	return job->sb != NULL ? job->sb->id : job->sbid;
 }
 
 /* What the intent record says of the request. */
@@ -769,7 +769,7 @@ create_ready(struct job *job, const char *error)
 		job_error(job, SBX_E_INTERNAL, 0, "%s", error);
 		state_delete(job->sb->id);
 		sandbox_destroy(job->sb, PRIV_DESTROY_WORKSPACE, error);
-		job->sb = NULL;
+		job_forget_sandbox(job);
 		job_finish(job);
 		return;
 	}
@@ -804,7 +804,7 @@ create_acquire(struct job *job)
 		TAILQ_REMOVE(&sbd->sandboxes, job->sb, entry);
 		sandbox_slot_free(slot);
 		sandbox_free(job->sb);
-		job->sb = NULL;
+		job_forget_sandbox(job);
 		job_error(job, SBX_E_INTERNAL, 0, "cannot record the sandbox");
 		job_finish(job);
 		return;
@@ -826,7 +826,7 @@ job_sandbox_stopped(struct job *job, const char *error)
 		job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
 	}
 	/* The sandbox is gone: do not touch it again. */
-	job->sb = NULL;
+	job_forget_sandbox(job);
 	job_finish(job);
 }
 
@@ -848,7 +848,7 @@ stop_begin(struct job *job)
 	if (job->sb->stopper != NULL || job->sb->state == SB_STOPPING) {
 		job_error(job, SBX_E_NOTFOUND, 0, "no sandbox %s",
 		    job->sb->id);
-		job->sb = NULL;
+		job_forget_sandbox(job);
 		job_finish(job);
 		return;
 	}
@@ -987,6 +987,7 @@ job_dispatch(struct conn *c, struct imsg *imsg)
 	struct job		*job;
 	struct sbx_error	 e;
 	struct audit_body	 b;
+	char			 tenant[SBX_NAME_MAX];
 	uint32_t		 code;
 
 	if (imsg->hdr.type == IMSG_SBX_CANCEL) {
@@ -995,7 +996,7 @@ job_dispatch(struct conn *c, struct imsg *imsg)
 	}
 	memset(&e, 0, sizeof(e));
 	if ((job = request_parse(cl, imsg, &code, e.message,
-	    sizeof(e.message))) == NULL) {
+	    sizeof(e.message), tenant, sizeof(tenant))) == NULL) {
 		e.code = code;
 		conn_compose(c, IMSG_SBX_ERROR, imsg->hdr.peerid, -1, &e,
 		    sizeof(e));
@@ -1003,8 +1004,8 @@ job_dispatch(struct conn *c, struct imsg *imsg)
 			audit_body_init(&b);
 			audit_body_str(&b, "reason", e.message);
 			audit_body_u64(&b, "request", imsg->hdr.type);
-			audit_send(AEV_POLICY_DENIAL, AOC_DENIED, NULL, NULL,
-			    &b, NULL, NULL);
+			audit_send(AEV_POLICY_DENIAL, AOC_DENIED, tenant,
+			    NULL, &b, NULL, NULL);
 			audit_body_free(&b);
 		}
 		return;

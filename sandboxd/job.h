@@ -43,6 +43,7 @@ struct job {
 	size_t			 datalen;
 	const struct tenant	*tenant;
 	struct sandbox		*sb;
+	char			 sbid[SBX_ID_LEN + 1];	/* sb's, once it is gone */
 	int			 oneshot;	/* a sandbox of its own */
 	struct limits		 lim;		/* in force for this job */
 	const struct language	*lang;
@@ -94,10 +95,13 @@ struct job {
 };
 
 /* request.c */
+/* On failure, tenant names the tenant the request was resolved to, if any. */
 struct job	*request_parse(struct client *, struct imsg *, uint32_t *,
-		    char *, size_t);
+		    char *, size_t, char *, size_t);
 int		 request_path(const char *, char *, size_t, int);
 void		 job_free(struct job *);
+/* Done with its sandbox: the id stays, for the result's record. */
+void		 job_forget_sandbox(struct job *);
 /* A sandbox is being freed: jobs still naming it let go of it. */
 void		 job_sandbox_freed(struct sandbox *);
 

@@ -634,6 +634,15 @@ parse_logs(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
  */
 static TAILQ_HEAD(, job)	 all_jobs = TAILQ_HEAD_INITIALIZER(all_jobs);
 
+/* Done with the sandbox; its id stays, for the result's record. */
+void
+job_forget_sandbox(struct job *job)
+{
+	if (job->sb != NULL)
+		str_copy(job->sbid, job->sb->id, sizeof(job->sbid));
+	job->sb = NULL;
+}
+
 void
 job_sandbox_freed(struct sandbox *sb)
 {
@@ -641,7 +650,7 @@ job_sandbox_freed(struct sandbox *sb)
 
 	TAILQ_FOREACH(job, &all_jobs, all)
 		if (job->sb == sb) {
-			job->sb = NULL;
+			job_forget_sandbox(job);
 			job->sb_gone = 1;
 		}
 }
@@ -667,7 +676,7 @@ job_free(struct job *job)
  */
 struct job *
 request_parse(struct client *cl, struct imsg *imsg, uint32_t *code,
-    char *err, size_t len)
+    char *err, size_t len, char *tenant, size_t tlen)
 {
 	struct job	*job;
 	int		 rv = -1;
@@ -720,6 +729,8 @@ request_parse(struct client *cl, struct imsg *imsg, uint32_t *code,
 		}
 	}
 	if (rv == -1) {
+		str_copy(tenant, job->tenant != NULL ? job->tenant->name : "",
+		    tlen);
 		job_free(job);
 		return NULL;
 	}
