@@ -12,10 +12,10 @@ libseccomp-dev libcap-ng-dev libsodium-dev"
 # (slirp4netns), and the host image's interpreters for the default
 # languages (python3, node).
 run="$build runc e2fsprogs slirp4netns python3 nodejs"
-# The tests also drive gdb, sqlite3, mandoc, ps, losetup and ip, and npm
+# The tests also drive gdb, sqlite3, mandoc, ps, losetup, ip and curl, and npm
 # installs the interop tests' clients (tests/package.json) into
 # tests/node_modules.
-check="$run gdb sqlite3 mandoc procps util-linux iproute2 npm"
+check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm"
 
 case "${1:-build}" in
 build)	want=$build ;;
