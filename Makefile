@@ -58,6 +58,7 @@ POLICY_SRCS	:= $(wildcard policy/*.c)
 MCPD_SRCS	:= $(wildcard mcpd/*.c)
 SANDBOXD_SRCS	:= $(wildcard sandboxd/*.c)
 AUDITD_SRCS	:= $(wildcard auditd/*.c)
+MCPCTL_SRCS	:= $(wildcard auditd/mcpctl/*.c)
 UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
 TOOL_SRCS	:= $(wildcard tests/tools/*.c)
 
@@ -65,14 +66,14 @@ obj		= $(patsubst %.c,$(B)/obj/%.o,$(1))
 
 LIBMCPD		:= $(B)/libmcpd.a
 PROGS		:= $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
-		   $(B)/sandbox-init $(B)/mcpd-conformance
+		   $(B)/mcpctl $(B)/sandbox-init $(B)/mcpd-conformance
 INIT_SRCS	:= $(wildcard sandboxd/init/*.c) common/imsg.c common/proto.c
 UNITS		:= $(wildcard systemd/*.service systemd/*.socket)
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 TOOLS		:= $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRCS))
 
-.PHONY: all deps deps-run deps-check run check install uninstall clean \
-	pkgcheck
+.PHONY: all deps deps-run deps-check run check bench install uninstall \
+	clean pkgcheck
 .DEFAULT_GOAL := all
 
 all: pkgcheck $(PROGS) $(UNIT_TESTS) $(TOOLS)
@@ -140,6 +141,9 @@ $(B)/mcp-sandboxd: $(call obj,$(SANDBOXD_SRCS)) $(LIBMCPD)
 $(B)/mcp-auditd: $(call obj,$(AUDITD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(AUDITD_SRCS)) $(LIBS)
 
+$(B)/mcpctl: $(call obj,$(MCPCTL_SRCS)) $(LIBMCPD)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(MCPCTL_SRCS)) $(LIBS)
+
 # PID 1 of every container: static, so it needs nothing from the image,
 # and never sanitized, since it runs inside the sandbox.
 $(B)/sandbox-init: $(INIT_SRCS) $(wildcard sandboxd/init/*.h) common/imsg.h \
@@ -157,6 +161,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBMCPD)
 
 $(B)/tests/test_bundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
 $(B)/tests/test_outlog: $(call obj,sandboxd/outlog.c)
+$(B)/tests/test_mcpctl: $(call obj,auditd/mcpctl/body.c auditd/mcpctl/filter.c)
 
 $(B)/tests/%: $(B)/obj/tests/tools/%.o $(LIBMCPD)
 	@mkdir -p $(dir $@)
@@ -168,7 +173,7 @@ install: all
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
 	    $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
 	install -m 0755 $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
-	    $(DESTDIR)$(SBINDIR)/
+	    $(B)/mcpctl $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/sandbox-init $(DESTDIR)$(LIBEXECDIR)/mcpd/
 	test -e $(DESTDIR)$(SYSCONFDIR)/mcpd/mcpd.conf || \
 	    install -m 0640 policy/mcpd.conf $(DESTDIR)$(SYSCONFDIR)/mcpd/
@@ -185,7 +190,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/mcpd $(DESTDIR)$(SBINDIR)/mcp-sandboxd \
-	    $(DESTDIR)$(SBINDIR)/mcp-auditd
+	    $(DESTDIR)$(SBINDIR)/mcp-auditd $(DESTDIR)$(SBINDIR)/mcpctl
 	rm -rf $(DESTDIR)$(LIBEXECDIR)/mcpd
 	for f in man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$${f##*/}; done
 	for f in man/*.8; do rm -f $(DESTDIR)$(MANDIR)/man8/$${f##*/}; done

@@ -108,7 +108,8 @@ next_frame(struct imsg *imsg)
 		    errno == EPIPE)))
 			return 0;
 		if (n == -1 && errno != EAGAIN && errno != EINTR)
-			errx(1, "auditd: %s", ib.err ? ib.err : strerror(errno));
+			errx(1, "auditd: %s", ib.err ? ib.err :
+			    strerror(errno));
 	}
 }
 
@@ -381,7 +382,8 @@ main(int argc, char *argv[])
 			kind = optarg;
 			break;
 		case 'w':
-			if ((e = str_to_u64(optarg, 1, 100000, &window)) != NULL)
+			if ((e = str_to_u64(optarg, 1, 100000,
+			    &window)) != NULL)
 				errx(1, "-w %s: %s", optarg, e);
 			break;
 		default:

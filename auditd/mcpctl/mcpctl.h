@@ -1,0 +1,165 @@
+/*
+ * mcpctl internals: the audit database read-only, verification, and the
+ * output formats (text and JSON) behind one small table of functions.
+ */
+#ifndef MCPCTL_H
+#define MCPCTL_H
+
+#include <sys/types.h>
+
+#include <getopt.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "auditlog.h"
+
+#define MCPCTL_SCHEMA		2
+#define AUDIT_PUB_NEXT		"audit.pub.next"
+
+/* Exit statuses besides 0: every command but verify uses the first two. */
+#define EXIT_ERROR		1
+#define EXIT_USAGE		2
+#define EXIT_TAMPERED		1	/* verify */
+#define EXIT_UNVERIFIED		2	/* verify */
+
+struct policy;
+struct output;
+
+/* What main() gathered for the command. */
+struct mcpctl {
+	const struct output	*out;
+	const char		*conffile;	/* -f, or the default */
+	const char		*dbpath;	/* -d, or the configuration's */
+	struct policy		*conf;		/* NULL with -d */
+	int			 json;		/* -j */
+};
+
+/* The database, opened read-only. */
+struct auditdb {
+	sqlite3			*db;
+	char			 path[PATH_MAX];
+	char			 dir[PATH_MAX];
+	int			 immutable;	/* no -wal: the file alone */
+};
+
+/* One row of the records table, as stored (nothing here is trusted). */
+struct record {
+	int64_t			 seq;
+	int64_t			 time;
+	char			*role;
+	int64_t			 pid;
+	int64_t			 uid;
+	char			*tenant;
+	char			*sandbox;
+	char			*event;
+	char			*outcome;
+	char			*body;
+	size_t			 bodylen;
+	uint8_t			 prev[AUDIT_HASH_LEN];
+	uint8_t			 hash[AUDIT_HASH_LEN];
+	uint8_t			 sig[AUDIT_SIG_LEN];
+	char			*keyid;
+	int			 sizes_ok;	/* prev, hash, sig, keyid */
+};
+
+/* Which records a listing wants. */
+#define FILTER_EVENTS_MAX	32
+struct filter {
+	int			 has_since, has_until;
+	int64_t			 since, until;		/* ns */
+	const char		*tenant;
+	const char		*sandbox;	/* an id or its prefix */
+	const char		*events[FILTER_EVENTS_MAX];
+	size_t			 nevents;
+	const char		*outcome;
+};
+
+/* The outcome of a verification. */
+struct verify_result {
+	/* 0, EXIT_TAMPERED or EXIT_UNVERIFIED */
+	int			 status;
+	uint64_t		 records;	/* verified */
+	uint64_t		 checkpoints;	/* verified, -c included */
+	int			 has_last_checkpoint;
+	uint64_t		 last_checkpoint;
+	char			 (*keys)[AUDIT_KEYID_LEN + 1];	/* signers */
+	size_t			 nkeys;
+	int			 has_bad;
+	int64_t			 first_bad;
+	const char		*kind;		/* see verify.c */
+	char			 error[512];
+};
+
+/* A key made by keygen. */
+struct keygen_result {
+	char			 keyid[AUDIT_KEYID_LEN + 1];
+	char			 secret[PATH_MAX];
+	char			 public[PATH_MAX];
+	int			 staged;	/* .next: a rotation */
+};
+
+/*
+ * An output format, as bgpctl has them.  A listing is begin, a record
+ * each, end; a stream (tail, export) is records alone, each complete.
+ */
+struct output {
+	void	(*list_begin)(void);
+	void	(*list_record)(const struct record *);
+	void	(*list_end)(void);
+	void	(*stream_record)(const struct record *);
+	void	(*show)(const struct record *);
+	void	(*verify)(const struct verify_result *);
+	void	(*keygen)(const struct keygen_result *);
+};
+
+extern const struct output	text_output;
+extern const struct output	json_output;
+
+/* mcpctl.c */
+__attribute__((__noreturn__)) void	usage_cmd(const char *);
+void	 mcpctl_dbpath(struct mcpctl *, int);
+
+/* audit.c */
+int	 audit_list(struct mcpctl *, int, char **);
+int	 audit_show(struct mcpctl *, int, char **);
+int	 audit_tail(struct mcpctl *, int, char **);
+int	 audit_export(struct mcpctl *, int, char **);
+int	 audit_keygen(struct mcpctl *, int, char **);
+
+/* verify.c */
+int	 audit_verify(struct mcpctl *, int, char **);
+
+/* auditdb.c */
+int	 auditdb_open(struct auditdb *, const char *, char *, size_t);
+int	 auditdb_reopen(struct auditdb *, char *, size_t);
+void	 auditdb_close(struct auditdb *);
+int	 auditdb_select(struct auditdb *, sqlite3_stmt **,
+	    const struct filter *, int64_t, int64_t, int);
+void	 auditdb_row(sqlite3_stmt *, struct record *);
+void	 record_clear(struct record *);
+extern const char	 auditdb_columns[];
+
+/* filter.c */
+int	 time_parse(const char *, int64_t, int64_t *);
+int64_t	 time_now_ns(void);
+void	 time_format(int64_t, int, char *, size_t);
+int	 filter_option(struct filter *, int, const char *, char *, size_t);
+extern const struct option	filter_longopts[];
+
+/* body.c */
+struct body_iter {
+	const char	*p;
+	const char	*end;
+};
+void	 body_iter_init(struct body_iter *, const char *, size_t);
+/* The next line as key and decoded value (malloc'd), or 0 at the end. */
+int	 body_next(struct body_iter *, char **, char **, size_t *);
+/* Bytes made safe for a terminal: C escapes, UTF-8 kept when valid. */
+char	*str_vis(const char *, size_t);
+/* Bytes as valid UTF-8 for JSON: a bad byte becomes U+FFFD. */
+char	*str_utf8(const char *, size_t, size_t *);
+
+#endif

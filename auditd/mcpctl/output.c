@@ -1,0 +1,248 @@
+/*
+ * Text output: for people at a terminal.  Everything read from the
+ * database goes through str_vis() first, since a sandbox's code chose
+ * some of it.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcpctl.h"
+#include "util.h"
+
+#define SUMMARY_VALUE	40	/* bytes of one value in a list line */
+#define SUMMARY_MAX	100	/* bytes of a whole summary */
+#define SHORT_ID	8
+
+/* What a list line shows of a body first, when it has them. */
+static const char *const summary_first[] = {
+	"tool", "language", "image", "name", "command", "code.excerpt",
+	"path", "exit", "signal", "error", "error.code", "reason",
+	"new_keyid",
+};
+
+struct kv {
+	char	*key;
+	char	*val;	/* made safe */
+	int	 shown;
+};
+
+static size_t
+body_pairs(const struct record *r, struct kv **out)
+{
+	struct body_iter	 it;
+	struct kv		*kv = NULL;
+	char			*k, *val;
+	size_t			 n = 0, vlen;
+
+	body_iter_init(&it, r->body, r->bodylen);
+	while (body_next(&it, &k, &val, &vlen)) {
+		kv = xreallocarray(kv, n + 1, sizeof(*kv));
+		kv[n].key = str_vis(k, strlen(k));
+		kv[n].val = str_vis(val, vlen);
+		kv[n].shown = 0;
+		n++;
+		free(k);
+		free(val);
+	}
+	*out = kv;
+	return n;
+}
+
+static void
+pairs_free(struct kv *kv, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].val);
+	}
+	free(kv);
+}
+
+/* Cut s to at most max (> 3) bytes, never inside a UTF-8 sequence. */
+static void
+cut(char *s, size_t max)
+{
+	if (strlen(s) <= max)
+		return;
+	max -= 3;
+	while (max > 0 && (s[max] & 0xc0) == 0x80)
+		max--;
+	memcpy(s + max, "...", 4);
+}
+
+static int
+summary_add(char *buf, size_t len, struct kv *kv)
+{
+	size_t	 used = strlen(buf);
+	int	 quote;
+
+	if (kv->shown || used >= SUMMARY_MAX)
+		return 0;
+	kv->shown = 1;
+	cut(kv->val, SUMMARY_VALUE);
+	quote = kv->val[0] == '\0' || strpbrk(kv->val, " \"") != NULL;
+	snprintf(buf + used, len - used, "%s%s=%s%s%s", used ? " " : "",
+	    kv->key, quote ? "\"" : "", kv->val, quote ? "\"" : "");
+	return 1;
+}
+
+static void
+summary(const struct record *r, char *buf, size_t len)
+{
+	struct kv	*kv;
+	size_t		 n, i, j;
+
+	buf[0] = '\0';
+	n = body_pairs(r, &kv);
+	for (j = 0; j < nitems(summary_first); j++)
+		for (i = 0; i < n; i++)
+			if (strcmp(kv[i].key, summary_first[j]) == 0)
+				summary_add(buf, len, &kv[i]);
+	for (i = 0; i < n; i++)
+		summary_add(buf, len, &kv[i]);
+	pairs_free(kv, n);
+	cut(buf, SUMMARY_MAX + SUMMARY_VALUE);
+}
+
+static void
+text_record(const struct record *r)
+{
+	char	 t[64], who[128], sum[SUMMARY_MAX * 4 + SUMMARY_VALUE * 8];
+	char	*role, *tenant, *sandbox, *event, *outcome;
+
+	time_format(r->time, 3, t, sizeof(t));
+	role = str_vis(r->role, strlen(r->role));
+	tenant = str_vis(r->tenant, strlen(r->tenant));
+	sandbox = str_vis(r->sandbox, strlen(r->sandbox));
+	event = str_vis(r->event, strlen(r->event));
+	outcome = str_vis(r->outcome, strlen(r->outcome));
+	if (strlen(sandbox) > SHORT_ID)
+		sandbox[SHORT_ID] = '\0';
+	snprintf(who, sizeof(who), "%s[%lld]/%lld", role, (long long)r->pid,
+	    (long long)r->uid);
+	summary(r, sum, sizeof(sum));
+	printf("%6lld %s %-20s %-14s %-7s %-10s %-8s %s\n",
+	    (long long)r->seq, t, who, event, outcome,
+	    tenant[0] != '\0' ? tenant : "-",
+	    sandbox[0] != '\0' ? sandbox : "-", sum);
+	free(role);
+	free(tenant);
+	free(sandbox);
+	free(event);
+	free(outcome);
+}
+
+static void
+text_nothing(void)
+{
+}
+
+static void
+field(const char *name, const char *val)
+{
+	char	*v;
+
+	if (*val == '\0') {
+		printf("%s\n", name);
+		return;
+	}
+	v = str_vis(val, strlen(val));
+	printf("%-9s %s\n", name, v);
+	free(v);
+}
+
+static void
+hexfield(const char *name, const uint8_t *p, size_t len)
+{
+	char	 hex[AUDIT_SIG_LEN * 2 + 1];
+
+	audit_hex(p, len, hex);
+	printf("%-9s %s\n", name, hex);
+}
+
+static void
+text_show(const struct record *r)
+{
+	struct kv	*kv;
+	size_t		 n, i, w = 0;
+	char		 t[64];
+
+	time_format(r->time, 9, t, sizeof(t));
+	printf("%-9s %lld\n", "seq", (long long)r->seq);
+	printf("%-9s %s (%lld)\n", "time", t, (long long)r->time);
+	field("role", r->role);
+	printf("%-9s %lld\n", "pid", (long long)r->pid);
+	printf("%-9s %lld\n", "uid", (long long)r->uid);
+	field("tenant", r->tenant);
+	field("sandbox", r->sandbox);
+	field("event", r->event);
+	field("outcome", r->outcome);
+	n = body_pairs(r, &kv);
+	printf("body\n");
+	for (i = 0; i < n; i++)
+		if (strlen(kv[i].key) > w)
+			w = strlen(kv[i].key);
+	for (i = 0; i < n; i++)
+		printf("    %-*s  %s\n", (int)w, kv[i].key, kv[i].val);
+	pairs_free(kv, n);
+	hexfield("hash", r->hash, sizeof(r->hash));
+	hexfield("prev", r->prev, sizeof(r->prev));
+	field("keyid", r->keyid);
+	hexfield("sig", r->sig, sizeof(r->sig));
+}
+
+static void
+text_verify(const struct verify_result *res)
+{
+	size_t	 i;
+
+	if (res->status == EXIT_TAMPERED) {
+		printf("FAILED at seq %lld (%s): %s\n",
+		    (long long)res->first_bad, res->kind, res->error);
+		printf("verified before it: %llu records, %llu checkpoints\n",
+		    (unsigned long long)res->records,
+		    (unsigned long long)res->checkpoints);
+		return;
+	}
+	if (res->status != 0)
+		return;
+	printf("verified %llu record%s, %llu checkpoint%s, key%s",
+	    (unsigned long long)res->records, res->records == 1 ? "" : "s",
+	    (unsigned long long)res->checkpoints,
+	    res->checkpoints == 1 ? "" : "s", res->nkeys == 1 ? "" : "s");
+	for (i = 0; i < res->nkeys; i++)
+		printf(" %s", res->keys[i]);
+	if (res->nkeys == 0)
+		printf(" (none)");
+	if (res->has_last_checkpoint)
+		printf("; last checkpoint size %llu\n",
+		    (unsigned long long)res->last_checkpoint);
+	else
+		printf("; no checkpoint\n");
+}
+
+static void
+text_keygen(const struct keygen_result *k)
+{
+	printf("new audit key %s: %s (public key %s)\n", k->keyid, k->secret,
+	    k->public);
+	if (k->staged)
+		printf("mcp-auditd rotates to it when it next starts\n");
+	else
+		printf("mcp-auditd signs with it from its next start\n");
+}
+
+const struct output text_output = {
+	.list_begin = text_nothing,
+	.list_record = text_record,
+	.list_end = text_nothing,
+	.stream_record = text_record,
+	.show = text_show,
+	.verify = text_verify,
+	.keygen = text_keygen,
+};
