@@ -45,7 +45,7 @@ static struct {
 	uint64_t		 seq;		/* the last record's */
 	uint8_t			 head[AUDIT_HASH_LEN];	/* and its hash */
 	struct audit_merkle	 tree;
-	uint64_t		 checkpointed;	/* size of the last checkpoint */
+	uint64_t		 checkpointed;	/* the last checkpoint's size */
 	uint64_t		 refused;	/* records refused since the
 						 * last commit that worked */
 } st;
@@ -377,8 +377,44 @@ b64(const uint8_t *p, size_t len, char *out, size_t outlen)
 }
 
 /*
+ * Whether the last record is the rotation to key nid: then an earlier
+ * start committed it and stopped before the key files were all renamed.
+ */
+static int
+store_rotated_to(const char *nid)
+{
+	sqlite3_stmt	*q;
+	char		 want[64];
+	const char	*body;
+	int		 rv = 0;
+
+	if (str_fmt(want, sizeof(want), "\nnew_keyid=%s\n", nid) == -1 ||
+	    sqlite3_prepare_v2(st.db, "SELECT event, body FROM records "
+	    "ORDER BY seq DESC LIMIT 1", -1, &q, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(q) == SQLITE_ROW &&
+	    sqlite3_column_text(q, 0) != NULL &&
+	    strcmp((const char *)sqlite3_column_text(q, 0),
+	    audit_event_name(AEV_KEY_ROTATION)) == 0 &&
+	    (body = (const char *)sqlite3_column_text(q, 1)) != NULL)
+		rv = strstr(body, want) != NULL;
+	sqlite3_finalize(q);
+	return rv;
+}
+
+/* path exists: 1, else 0. */
+static int
+present(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/*
  * A staged key (mcpctl audit keygen): a record signed by the old key and
  * the new one says so, then the new key signs from the next record on.
+ * The record commits before the key files are renamed; a start that
+ * finds the record already there only finishes the renaming, so that a
+ * failure in between never leads to a second rotation from the old key.
  */
 static int
 store_rotate(char *why, size_t len)
@@ -409,18 +445,29 @@ store_rotate(char *why, size_t len)
 	audit_body_str(&b, "new_sig", shex);
 	audit_body_str(&b, "old_key", okey);
 	audit_body_str(&b, "old_keyid", st.keyid);
-	if (store_own(audit_event_name(AEV_KEY_ROTATION), "ok", b.buf, why,
-	    len) == -1)
+	if (store_rotated_to(nid))
+		log_info("the rotation to key %s is recorded already: "
+		    "finishing it", nid);
+	else if (store_own(audit_event_name(AEV_KEY_ROTATION), "ok", b.buf,
+	    why, len) == -1)
 		goto out;
-	/* The old public key stays, under its id, for old records. */
+	/*
+	 * The old public key stays, under its id, for old records.  Each
+	 * step is skipped when done already, so that this can be resumed.
+	 */
 	if (path_in_dir(key, sizeof(key), AUDIT_KEY_FILE) == -1 ||
 	    path_in_dir(pub, sizeof(pub), AUDIT_PUB_FILE) == -1 ||
 	    path_in_dir(pubnext, sizeof(pubnext), "audit.pub.next") == -1 ||
-	    str_fmt(old, sizeof(old), "%s.%s", pub, st.keyid) == -1 ||
-	    rename(pub, old) == -1 || rename(pubnext, pub) == -1 ||
+	    str_fmt(old, sizeof(old), "%s.%s", pub, st.keyid) == -1) {
+		snprintf(why, len, "%s: path too long", st.dir);
+		goto out;
+	}
+	if ((present(pubnext) && present(pub) && rename(pub, old) == -1) ||
+	    (present(pubnext) && rename(pubnext, pub) == -1) ||
 	    rename(next, key) == -1) {
-		snprintf(why, len, "rotating the key files: %s",
-		    strerror(errno));
+		snprintf(why, len, "rotating the key files in %s: %s (the "
+		    "rotation is recorded; mcp-auditd finishes it when it "
+		    "next starts)", st.dir, strerror(errno));
 		goto out;
 	}
 	log_info("audit key rotated: %s -> %s (at seq %llu)", st.keyid, nid,
