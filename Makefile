@@ -102,6 +102,11 @@ check: deps-check
 	@$(MAKE) --no-print-directory all
 	@B=$(B) sh tests/run.sh
 
+# Benchmarks print tables; they are not tests and assert nothing.
+bench: deps-check
+	@$(MAKE) --no-print-directory all
+	@for b in tests/bench/*.sh; do B=$(B) bash $$b || exit 1; done
+
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<

@@ -114,6 +114,8 @@ run: mcp-auditd, mcp-sandboxd and mcpd are running; state in $RUN.
 run: MCP endpoint http://127.0.0.1:$PORT/mcp (legacy SSE: /sse), with
 run:   Authorization: Bearer \$(cat $RUN/token)
 run: stdio clients: $B/mcpd --stdio -f $RUN/mcpd.conf
+run: the audit log: $B/mcpctl -f $RUN/mcpd.conf audit tail -f
+run:   (and audit verify, list, show, export)
 run: Ctrl-C stops them.
 MSG
 
