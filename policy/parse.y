@@ -167,6 +167,7 @@ struct parse_ctx {
 	struct language	*language;
 	struct ploc	 run_dir_loc;
 	struct ploc	 state_dir_loc;
+	uint64_t	 pool_idle;	/* of the image being read */
 
 	struct ref	*tenant_refs;	/* the limits each tenant names */
 	size_t		 ntenant_refs;
@@ -210,6 +211,7 @@ static void	 limits_pids(struct parse_ctx *, const struct ploc *, char *);
 static void	 limits_timeout(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 limits_idle(struct parse_ctx *, const struct ploc *, char *);
+static void	 pool_idle(struct parse_ctx *, const struct ploc *, char *);
 static void	 limits_lifetime(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 limits_duration(struct parse_ctx *, const struct ploc *,
@@ -367,10 +369,17 @@ unixmode	: %empty			{ $$ = DEFAULT_UNIX_MODE; }
 		| MODE NUMBER			{ $$ = mode(ctx, &@1, $2); }
 		;
 
-pool		: %empty			{ $$ = DEFAULT_POOL; }
-		| POOL NUMBER {
+pool		: %empty {
+			$$ = DEFAULT_POOL;
+			ctx->pool_idle = DEFAULT_POOL_IDLE;
+		}
+		| POOL NUMBER poolidle {
 			$$ = number(ctx, &@1, "pool", $2, 0, 64);
 		}
+		;
+
+poolidle	: %empty		{ ctx->pool_idle = DEFAULT_POOL_IDLE; }
+		| IDLE string		{ pool_idle(ctx, &@1, $2); }
 		;
 
 limits		: limitshead LBRACE limitsopts RBRACE
@@ -1770,6 +1779,7 @@ image_add(struct parse_ctx *ctx, const struct ploc *loc, char *name,
 			(void)copy(ctx, loc, "rootfs", im->path, path,
 			    sizeof(im->path));
 		im->pool = (uint32_t)pool;
+		im->pool_idle = ctx->pool_idle;
 		TAILQ_INSERT_TAIL(&ctx->p->images, im, entry);
 	}
 	free(name);
@@ -1914,6 +1924,25 @@ limits_idle(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 {
 	limits_duration(ctx, loc, LIMIT_IDLE, "idle", s, 1000, 30 * 24 * MS_HOUR,
 	    "1s..720h", &ctx->limits->idle);
+}
+
+/* How long a pool may go unclaimed before it empties: 0 never. */
+static void
+pool_idle(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	uint64_t	 v;
+
+	ctx->pool_idle = DEFAULT_POOL_IDLE;
+	if (strcmp(s, "never") == 0)
+		ctx->pool_idle = 0;
+	else if (parse_duration(s, &v) == -1)
+		perr(ctx, loc, "pool idle \"%s\": not a duration", s);
+	else if (v < 1000 || v > 30 * 24 * MS_HOUR)
+		perr(ctx, loc, "pool idle %s: out of range (1s..720h, or "
+		    "never)", s);
+	else
+		ctx->pool_idle = v;
+	free(s);
 }
 
 static void
@@ -2356,6 +2385,7 @@ finish_images(struct parse_ctx *ctx)
 		(void)str_copy(host->name, HOST_IMAGE, sizeof(host->name));
 		host->type = IMAGE_HOST;
 		host->pool = DEFAULT_POOL;
+		host->pool_idle = DEFAULT_POOL_IDLE;
 	} else
 		TAILQ_REMOVE(&p->images, host, entry);
 	TAILQ_INSERT_HEAD(&p->images, host, entry);

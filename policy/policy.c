@@ -464,6 +464,7 @@ dump_limits(FILE *fp, const struct policy *p)
 static void
 dump_images(FILE *fp, const struct policy *p)
 {
+	char		 buf[32];
 	struct image	*im;
 
 	fputc('\n', fp);
@@ -475,7 +476,14 @@ dump_images(FILE *fp, const struct policy *p)
 			dump_string(fp, im->path);
 		} else
 			fprintf(fp, " host");
-		fprintf(fp, " pool %u\n", im->pool);
+		fprintf(fp, " pool %u", im->pool);
+		if (im->pool_idle == 0)
+			fprintf(fp, " idle never");
+		else if (im->pool_idle != DEFAULT_POOL_IDLE) {
+			fmt_duration(buf, sizeof(buf), im->pool_idle);
+			fprintf(fp, " idle %s", buf);
+		}
+		fprintf(fp, "\n");
 	}
 }
 

@@ -41,6 +41,7 @@
 #define DEFAULT_AUDIT_DB	"audit/audit.db" /* in the state directory */
 #define DEFAULT_UNIX_MODE	0660
 #define DEFAULT_POOL		2
+#define DEFAULT_POOL_IDLE	(10ULL * 60 * 1000)	/* ms */
 #define HOST_IMAGE		"host"
 
 #define DEFAULT_MEMORY		(512ULL << 20)
@@ -145,6 +146,7 @@ struct image {
 	enum image_type		 type;
 	char			 path[PATH_MAX];	/* IMAGE_ROOTFS */
 	uint32_t		 pool;		/* warm containers kept */
+	uint64_t		 pool_idle;	/* ms unclaimed; 0: never */
 };
 
 struct language {

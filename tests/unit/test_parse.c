@@ -258,7 +258,8 @@ same_policy(const struct policy *a, const struct policy *b)
 	    ia != NULL && ib != NULL;
 	    ia = TAILQ_NEXT(ia, entry), ib = TAILQ_NEXT(ib, entry))
 		if (strcmp(ia->name, ib->name) != 0 || ia->type != ib->type ||
-		    strcmp(ia->path, ib->path) != 0 || ia->pool != ib->pool)
+		    strcmp(ia->path, ib->path) != 0 || ia->pool != ib->pool ||
+		    ia->pool_idle != ib->pool_idle)
 			return 0;
 	if (ia != NULL || ib != NULL)
 		return 0;
@@ -346,7 +347,7 @@ test_defaults(void)
 	im = TAILQ_FIRST(&p->images);
 	ok(im != NULL && strcmp(im->name, HOST_IMAGE) == 0 &&
 	    im->type == IMAGE_HOST && im->pool == DEFAULT_POOL &&
-	    TAILQ_NEXT(im, entry) == NULL, "built-in image \"host\"");
+	    im->pool_idle == DEFAULT_POOL_IDLE && TAILQ_NEXT(im, entry) == NULL, "built-in image \"host\"");
 	ok(TAILQ_EMPTY(&p->tenants), "no tenants by default");
 	ok(p->nallow_hosts == 0 && p->allow_hosts == NULL &&
 	    p->nallow_origins == 0 && p->allow_origins == NULL,
@@ -430,6 +431,8 @@ static const char rich[] =
     "image host host pool 3\n"
     "image deb rootfs /srv/deb\n"
     "image alpine rootfs \"/srv/alpine\" pool 0\n"
+    "image lazy rootfs /srv/lazy pool 4 idle 90s\n"
+    "image eager rootfs /srv/eager pool 1 idle never\n"
     "tenant alice {\n"
     "\ttoken sha256:" H1 "\n"
     "\ttoken SHA256:" H2 "\n"
@@ -624,6 +627,15 @@ test_rich_images(const struct policy *p)
 	    "rootfs image, default pool");
 	im = policy_image(p, "alpine");
 	ok(im != NULL && im->pool == 0, "pool 0");
+	im = policy_image(p, "deb");
+	ok(im != NULL && im->pool_idle == DEFAULT_POOL_IDLE,
+	    "pool idle time by default");
+	im = policy_image(p, "lazy");
+	ok(im != NULL && im->pool == 4 && im->pool_idle == 90000,
+	    "pool 4 idle 90s");
+	im = policy_image(p, "eager");
+	ok(im != NULL && im->pool == 1 && im->pool_idle == 0,
+	    "pool idle never");
 
 	l = policy_language(p, "python");
 	ok(l != NULL && l->naliases == 2 && strcmp(l->aliases[0], "py") == 0 &&
@@ -1393,6 +1405,13 @@ test_value_errors(void)
 	    "t.conf:1: listen address \"a b\": not an address or host name");
 	fails("pool out of range", "image x host pool 65\n",
 	    "t.conf:1: pool 65: out of range (0..64)");
+	fails("pool idle not a duration", "image x host pool 1 idle soon\n",
+	    "t.conf:1: pool idle \"soon\": not a duration");
+	fails("pool idle too short", "image x host pool 1 idle 500ms\n",
+	    "t.conf:1: pool idle 500ms: out of range (1s..720h, or never)");
+	fails("pool idle without a pool", "image x host idle 5m\n",
+	    "t.conf:1: syntax error, unexpected \"idle\", expecting end of "
+	    "line");
 	fails("max sandboxes out of range",
 	    "tenant t {\n\tuid 1\n\tmax sandboxes 10001\n}\n",
 	    "t.conf:3: max sandboxes 10001: out of range (0..10000)");
