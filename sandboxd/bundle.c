@@ -30,7 +30,6 @@
 #include "image.h"
 
 #define BUNDLE_CONFIG		"config.json"
-#define BUNDLE_CPU_PERIOD	100000		/* us */
 #define BUNDLE_NOFILE		4096
 
 /* What Docker and containerd mask, and kallsyms. */

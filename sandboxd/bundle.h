@@ -17,6 +17,7 @@
 #define SBX_USER_UID	1000		/* the sandbox user inside */
 #define SBX_INIT_PATH	"/.mcpd/sandbox-init"	/* sandbox-init, inside */
 #define SBX_WORKSPACE	"/workspace"
+#define BUNDLE_CPU_PERIOD	100000		/* us, of the CFS quota */
 
 struct image;				/* policy.h */
 struct limits;				/* policy.h */

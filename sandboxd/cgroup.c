@@ -24,6 +24,7 @@
 
 #include <sodium.h>
 
+#include "bundle.h"
 #include "log.h"
 #include "sandboxd.h"
 #include "util.h"
@@ -35,17 +36,19 @@ enum cg_ctrl {
 	CG_MEMORY,
 	CG_CPUACCT,
 	CG_PIDS,
+	CG_CPU,
 	CG_NCTRL
 };
 
 static const char *const cg_names[CG_NCTRL] = {
-	"freezer", "memory", "cpuacct", "pids"
+	"freezer", "memory", "cpuacct", "pids", "cpu"
 };
 
 /* Mount points: of the controllers we use, and of every hierarchy. */
 static char	 cg_mnt[CG_NCTRL][PATH_MAX];
 static char	 cg_all[CG_MAX_MOUNTS][PATH_MAX];
 static int	 cg_nall;
+static int	 cg_memsw;		/* the kernel accounts swap */
 
 static int
 cg_has_option(const char *opts, const char *name)
@@ -127,6 +130,9 @@ cgroup_init(const char *run_dir, char *err, size_t len)
 		    cg_names[i]);
 		return -1;
 	}
+	str_fmt(line, sizeof(line), "%s/memory.memsw.limit_in_bytes",
+	    cg_mnt[CG_MEMORY]);
+	cg_memsw = access(line, F_OK) == 0;
 	for (i = 0; i < CG_NCTRL; i++) {
 		str_fmt(line, sizeof(line), "%s/%s", cg_mnt[i], cg_parent);
 		if (mkdir(line, 0755) == -1 && errno != EEXIST) {
@@ -242,9 +248,12 @@ cgroup_exec_attach(const char *id, uint32_t exec, pid_t pid)
 	return 0;
 }
 
-/* Signal every process listed in a cgroup.procs file; the count sent. */
+/*
+ * Signal every process listed in a cgroup.procs file but spare (the
+ * container's init, 0 for none); the count sent.
+ */
 static int
-cg_signal_procs(const char *path, int sig)
+cg_signal_procs(const char *path, int sig, pid_t spare)
 {
 	char	 buf[65536], *p, *end;
 	long	 pid;
@@ -256,7 +265,7 @@ cg_signal_procs(const char *path, int sig)
 		pid = strtol(p, &end, 10);
 		if (end == p)
 			break;
-		if (pid > 1 && kill((pid_t)pid, sig) == 0)
+		if (pid > 1 && pid != spare && kill((pid_t)pid, sig) == 0)
 			n++;
 		while (*end == '\n')
 			end++;
@@ -265,7 +274,7 @@ cg_signal_procs(const char *path, int sig)
 }
 
 void
-cgroup_exec_kill(const char *id, uint32_t exec)
+cgroup_exec_kill(const char *id, uint32_t exec, pid_t spare)
 {
 	struct timespec	 ts = { 0, 1000000 };
 	char		 state[PATH_MAX], procs[PATH_MAX], buf[32];
@@ -276,7 +285,7 @@ cgroup_exec_kill(const char *id, uint32_t exec)
 	cg_path(procs, sizeof(procs), CG_FREEZER, id, exec, "cgroup.procs");
 	if (cg_write(state, "FROZEN") == -1) {
 		log_warn("cgroup %s", state);
-		cg_signal_procs(procs, SIGKILL);
+		cg_signal_procs(procs, SIGKILL, spare);
 		return;
 	}
 	for (i = 0; i < 200; i++) {
@@ -285,7 +294,7 @@ cgroup_exec_kill(const char *id, uint32_t exec)
 			break;
 		nanosleep(&ts, NULL);
 	}
-	cg_signal_procs(procs, SIGKILL);
+	cg_signal_procs(procs, SIGKILL, spare);
 	cg_write(state, "THAWED");
 }
 
@@ -341,6 +350,21 @@ cgroup_oom_kills(const char *id, uint32_t exec)
 	return strtoull(p + 9, NULL, 10);
 }
 
+/* Start a container's CPU and peak memory counters afresh. */
+void
+cgroup_sandbox_reset(const char *id)
+{
+	char	 path[PATH_MAX];
+
+	cg_path(path, sizeof(path), CG_CPUACCT, id, 0, "cpuacct.usage");
+	if (cg_write(path, "0") == -1)
+		log_debug("cgroup %s: %s", path, strerror(errno));
+	cg_path(path, sizeof(path), CG_MEMORY, id, 0,
+	    "memory.max_usage_in_bytes");
+	if (cg_write(path, "0") == -1)
+		log_debug("cgroup %s: %s", path, strerror(errno));
+}
+
 uint64_t
 cgroup_memory_now(const char *id)
 {
@@ -348,6 +372,54 @@ cgroup_memory_now(const char *id)
 
 	cg_path(path, sizeof(path), CG_MEMORY, id, 0, "memory.usage_in_bytes");
 	return cg_read_u64(path);
+}
+
+static int
+cg_write_u64(int c, const char *id, const char *file, uint64_t v)
+{
+	char	 path[PATH_MAX], val[32];
+
+	cg_path(path, sizeof(path), c, id, 0, file);
+	str_fmt(val, sizeof(val), "%llu", (unsigned long long)v);
+	if (cg_write(path, val) == -1) {
+		log_warn("cgroup %s: %s", path, val);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Move a running container from the limits it was started with to others
+ * (a warm container claimed by a run with limits of its own): memory,
+ * swap, CPU and pids; 0, or -1 if the kernel refused one.  The memory
+ * and swap limits are written in the order that keeps swap >= memory.
+ */
+int
+cgroup_sandbox_limits(const char *id, const struct limits *from,
+    const struct limits *to)
+{
+	int	 rv = 0;
+
+	if (to->memory > from->memory) {
+		if (cg_memsw && cg_write_u64(CG_MEMORY, id,
+		    "memory.memsw.limit_in_bytes", to->memory) == -1)
+			return -1;
+		rv = cg_write_u64(CG_MEMORY, id, "memory.limit_in_bytes",
+		    to->memory);
+	} else if (to->memory < from->memory) {
+		if (cg_write_u64(CG_MEMORY, id, "memory.limit_in_bytes",
+		    to->memory) == -1)
+			return -1;
+		if (cg_memsw)
+			rv = cg_write_u64(CG_MEMORY, id,
+			    "memory.memsw.limit_in_bytes", to->memory);
+	}
+	if (rv == 0 && to->cpus != from->cpus)
+		rv = cg_write_u64(CG_CPU, id, "cpu.cfs_quota_us",
+		    (uint64_t)to->cpus * BUNDLE_CPU_PERIOD / 1000);
+	if (rv == 0 && to->pids != from->pids)
+		rv = cg_write_u64(CG_PIDS, id, "pids.max", to->pids);
+	return rv;
 }
 
 /* Signal everything in a container, its execs' groups included. */
@@ -359,7 +431,7 @@ cgroup_sandbox_kill(const char *id, int sig)
 	char		 path[PATH_MAX];
 
 	cg_path(path, sizeof(path), CG_FREEZER, id, 0, "cgroup.procs");
-	cg_signal_procs(path, sig);
+	cg_signal_procs(path, sig, 0);
 	cg_path(path, sizeof(path), CG_FREEZER, id, 0, NULL);
 	if ((d = opendir(path)) == NULL)
 		return;
@@ -368,7 +440,7 @@ cgroup_sandbox_kill(const char *id, int sig)
 			continue;
 		str_fmt(path, sizeof(path), "%s/%s/%s/%s/cgroup.procs",
 		    cg_mnt[CG_FREEZER], cg_parent, id, de->d_name);
-		cg_signal_procs(path, sig);
+		cg_signal_procs(path, sig, 0);
 	}
 	closedir(d);
 }

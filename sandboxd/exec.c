@@ -8,6 +8,11 @@
  * exec's own cgroups before answering.  Only then does the child execute.
  * A timeout, or a cancel, freezes that group and kills all of it.
  *
+ * A one-shot sandbox runs one exec at a time and is destroyed after, so
+ * its execs use the container's own groups, whose counters are reset for
+ * each: the child is there from its fork, and the hot path is spared the
+ * cgroup v1 migration, which waits for an RCU grace period (~10 ms).
+ *
  * An exec is over when init reports its exit and the pipes are drained,
  * or EXEC_DRAIN_MS after the exit when a background process holds them.
  */
@@ -53,6 +58,7 @@ struct exec {
 	uint64_t		 oom_before;
 	pid_t			 host_pid;
 	int			 placed;	/* in its cgroups */
+	int			 whole;		/* they are the container's */
 	int			 exited;	/* init reported */
 	int			 timed_out, cancelled, truncated, killed;
 	struct init_exited	 ex;
@@ -99,6 +105,13 @@ exec_timer(struct exec *ex, uint64_t ms)
 	evtimer_add(ex->ev_timer, &tv);
 }
 
+/* The exec's groups: its own, or 0 for the container's. */
+static uint32_t
+exec_cg(const struct exec *ex)
+{
+	return ex->whole ? 0 : ex->id;
+}
+
 /* Kill the whole tree: it is frozen first, so nothing escapes by forking. */
 static void
 exec_kill(struct exec *ex)
@@ -107,7 +120,7 @@ exec_kill(struct exec *ex)
 		return;
 	ex->killed = 1;
 	if (ex->placed)
-		cgroup_exec_kill(ex->sb->id, ex->id);
+		cgroup_exec_kill(ex->sb->id, exec_cg(ex), ex->sb->init_pid);
 	else if (ex->host_pid > 0)
 		kill(ex->host_pid, SIGKILL);
 }
@@ -267,7 +280,7 @@ exec_sync_cb(evutil_socket_t fd, short events, void *arg)
 		return;
 	}
 	ex->host_pid = uc.pid;
-	if (cgroup_exec_attach(ex->sb->id, ex->id, uc.pid) == 0)
+	if (ex->whole || cgroup_exec_attach(ex->sb->id, ex->id, uc.pid) == 0)
 		ex->placed = 1;
 	else {
 		/* Unplaced, it could not be killed whole: never start it. */
@@ -277,7 +290,7 @@ exec_sync_cb(evutil_socket_t fd, short events, void *arg)
 		return;
 	}
 	if (ex->killed) {
-		cgroup_exec_kill(ex->sb->id, ex->id);
+		cgroup_exec_kill(ex->sb->id, exec_cg(ex), ex->sb->init_pid);
 		exec_close_fd(&ex->fd_sync, &ex->ev_sync);
 		return;
 	}
@@ -383,7 +396,10 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	ex->cap = spec->output;
 	ex->start_ns = mono_ns();
 	ex->oom_before = cgroup_oom_kills(sb->id, 0);
-	if (cgroup_exec_create(sb->id, ex->id) == -1) {
+	ex->whole = !sb->persistent;
+	if (ex->whole)
+		cgroup_sandbox_reset(sb->id);
+	else if (cgroup_exec_create(sb->id, ex->id) == -1) {
 		exec_close_pipes(in, out, err, sync);
 		free(ex);
 		return NULL;
@@ -461,7 +477,7 @@ exec_result(struct exec *ex, struct sbx_result *r)
 		r->signal = WTERMSIG(st);
 	}
 	if (ex->placed)
-		cgroup_exec_usage(ex->sb->id, ex->id, &cpu_ns, &peak);
+		cgroup_exec_usage(ex->sb->id, exec_cg(ex), &cpu_ns, &peak);
 	if (cpu_ns == 0)
 		cpu_ns = (ex->ex.utime_us + ex->ex.stime_us) * 1000;
 	if (peak == 0)
@@ -484,7 +500,8 @@ exec_result(struct exec *ex, struct sbx_result *r)
 	 * The kernel killed for memory in this sandbox while the exec ran:
 	 * whichever process it chose, a shell above it may have lived on.
 	 */
-	if ((ex->placed && cgroup_oom_kills(ex->sb->id, ex->id) > 0) ||
+	if ((ex->placed && !ex->whole &&
+	    cgroup_oom_kills(ex->sb->id, ex->id) > 0) ||
 	    cgroup_oom_kills(ex->sb->id, 0) > ex->oom_before)
 		r->flags |= SBX_R_OOM;
 }
@@ -498,7 +515,8 @@ exec_finish(struct exec *ex, const char *error)
 	TAILQ_REMOVE(&ex->sb->execs, ex, entry);
 	if (error == NULL)
 		exec_result(ex, &r);
-	if (ex->placed && cgroup_exec_empty(ex->sb->id, ex->id))
+	if (ex->placed && !ex->whole &&
+	    cgroup_exec_empty(ex->sb->id, ex->id))
 		cgroup_exec_remove(ex->sb->id, ex->id);
 	/* Left-over processes keep a persistent sandbox's group. */
 	exec_free(ex);

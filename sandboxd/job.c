@@ -293,8 +293,10 @@ job_finish(struct job *job)
 	job_result_record(job);
 	if (job->sb != NULL) {
 		sandbox_forget_job(job->sb, job);
-		if (job->oneshot)
+		if (job->oneshot) {
 			sandbox_destroy(job->sb, 0, "the run is over");
+			pool_fill();
+		}
 		else if (job->sb->persistent && job->sb->state != SB_STOPPING)
 			sandbox_touch(job->sb);
 	}
@@ -627,7 +629,11 @@ run_acquire(struct job *job)
 	char	 id[SBX_ID_LEN + 1];
 	uint32_t slot;
 
-	if (job->oneshot) {
+	if (job->oneshot && (job->sb = pool_claim(job->image,
+	    job->tenant->name, &job->lim)) != NULL)
+		log_debug("sandbox %s: warm, for a run of tenant %s",
+		    job->sb->id, job->tenant->name);
+	else if (job->oneshot) {
 		if (sandbox_slot_alloc(&slot) == -1) {
 			job_error(job, SBX_E_BUSY, 0, "all %u sandbox slots are "
 			    "in use; try again shortly",

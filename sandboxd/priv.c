@@ -825,8 +825,29 @@ priv_reap_all(void)
 static void
 priv_shutdown(void)
 {
+	struct timespec	 ts = { 0, 10 * 1000000 };
+	struct pop	*op;
+	int		 i, busy;
+
 	/* Nothing outlives sandboxd: kill and delete every container. */
 	signal(SIGCHLD, SIG_DFL);
+	/*
+	 * A runc still creating one (a warm container on its way) would
+	 * add it after the list: let what is under way finish first.
+	 */
+	for (i = 0; i < 1000; i++) {
+		busy = 0;
+		TAILQ_FOREACH(op, &pops, entry)
+			if (op->pid > 0) {
+				if (waitpid(op->pid, NULL, WNOHANG) == op->pid)
+					op->pid = 0;
+				else
+					busy = 1;
+			}
+		if (!busy)
+			break;
+		nanosleep(&ts, NULL);
+	}
 	priv_delete_all();
 	priv_reap_all();
 	cgroup_cleanup(1);

@@ -28,6 +28,7 @@ struct sandboxd	*sbd;
 
 static void	sandbox_init_dispatch(struct imsgev *, struct imsg *);
 static void	sandbox_init_closed(struct imsgev *, const char *);
+static void	sandbox_up(struct sandbox *);
 
 int
 sandbox_id_valid(const char *id)
@@ -201,6 +202,7 @@ sandbox_start(struct sandbox *sb)
 	imsgev_compose(&sb->iev, IMSG_HELLO, 0, -1, &hello, sizeof(hello));
 	sb->state = SB_STARTING;
 	sb->init_pid = 0;
+	sb->init_hello = 0;
 	if (sb->ev_start == NULL &&
 	    (sb->ev_start = evtimer_new(sbd->base, sandbox_start_timeout,
 	    sb)) == NULL)
@@ -211,6 +213,12 @@ sandbox_start(struct sandbox *sb)
 		fatalx("cannot reach the privileged helper");
 	log_debug("sandbox %s: starting its container (image %s, uids %u)",
 	    sb->id, ps.image, sbd->conf->uid_base + sb->slot * UID_RANGE);
+}
+
+void
+sandbox_warm(struct sandbox *sb)
+{
+	sandbox_start(sb);
 }
 
 void
@@ -278,6 +286,15 @@ sandbox_destroy(struct sandbox *sb, uint32_t flags, const char *why)
 	}
 	if (sb->ev_start != NULL)
 		evtimer_del(sb->ev_start);
+	if (sb->pooled) {
+		/* Never claimed nor let go: it failed on its own. */
+		sb->pooled = 0;
+		if (sb->state == SB_RUNNING)
+			log_info("pool %s: warm container %s ended (%s)",
+			    sb->image, sb->id, why);
+		else
+			pool_started(sb, why);
+	}
 	sb->state = SB_STOPPING;
 	sandbox_close_channel(sb);
 	exec_sandbox_gone(sb, why);
@@ -339,6 +356,7 @@ sandbox_destroyed(struct sandbox *sb)
 	sandbox_free(sb);
 	if (stopper != NULL)
 		job_sandbox_stopped(stopper, NULL);
+	pool_fill();
 }
 
 void
@@ -349,6 +367,7 @@ sandbox_priv_dispatch(struct imsg *imsg)
 
 	if (imsg->hdr.type == IMSG_PRIV_READY) {
 		sbd->priv_ready = 1;
+		pool_fill();
 		return;
 	}
 	if (proto_payload(imsg->data, imsg->datalen, &r, sizeof(r)) == -1 ||
@@ -367,6 +386,11 @@ sandbox_priv_dispatch(struct imsg *imsg)
 			sandbox_close_channel(sb);
 			evtimer_del(sb->ev_start);
 			sb->state = SB_IDLE;
+			if (sb->pooled) {
+				sb->pooled = 0;
+				pool_started(sb, r.message[0] != '\0' ?
+				    r.message : "the container did not start");
+			}
 			sandbox_run_waiters(sb, r.message[0] != '\0' ?
 			    r.message : "the container did not start");
 			/* The helper undid the start; a one-shot sandbox has
@@ -378,6 +402,8 @@ sandbox_priv_dispatch(struct imsg *imsg)
 		sb->init_pid = r.pid;
 		log_debug("sandbox %s: container up, init pid %d", sb->id,
 		    (int)r.pid);
+		if (sb->init_hello)
+			sandbox_up(sb);
 		break;
 	case IMSG_PRIV_DESTROYED:
 		if (sb->state == SB_STOPPING)
@@ -389,6 +415,21 @@ sandbox_priv_dispatch(struct imsg *imsg)
 	}
 }
 
+/*
+ * Ready for work once both have spoken, in either order: sandbox-init with
+ * its hello, and the helper with init's host pid (and, with egress, once
+ * the network is up).
+ */
+static void
+sandbox_up(struct sandbox *sb)
+{
+	evtimer_del(sb->ev_start);
+	sb->state = SB_RUNNING;
+	if (sb->pooled)
+		pool_started(sb, NULL);
+	sandbox_run_waiters(sb, NULL);
+}
+
 /* The hello that says sandbox-init is ready for work. */
 static void
 sandbox_init_hello(struct sandbox *sb, struct imsg *imsg)
@@ -396,16 +437,16 @@ sandbox_init_hello(struct sandbox *sb, struct imsg *imsg)
 	struct proto_hello	 h;
 	char			 why[128];
 
-	if (imsg->hdr.type != IMSG_HELLO ||
+	if (sb->init_hello || imsg->hdr.type != IMSG_HELLO ||
 	    proto_hello_check(imsg->data, imsg->datalen, why,
 	    sizeof(why)) != NULL ||
 	    (memcpy(&h, imsg->data, sizeof(h)), h.role != ROLE_SANDBOX_INIT)) {
 		sandbox_destroy(sb, 0, "sandbox-init broke the protocol");
 		return;
 	}
-	evtimer_del(sb->ev_start);
-	sb->state = SB_RUNNING;
-	sandbox_run_waiters(sb, NULL);
+	sb->init_hello = 1;
+	if (sb->init_pid > 0)
+		sandbox_up(sb);
 }
 
 static void

@@ -277,7 +277,7 @@ static void
 sandboxd_sandbox(int fd)
 {
 	struct priv_syscall	*list;
-	struct priv_path	 paths[8];
+	struct priv_path	 paths[12];
 	const char		*cg[8];
 	size_t			 n, i, np = 0;
 	int			 ncg;
@@ -329,6 +329,7 @@ static void
 sandboxd_reap_cb(evutil_socket_t fd, short events, void *arg)
 {
 	sandbox_reap();
+	pool_fill();
 }
 
 /* Fork the privileged helper while the process is still whole. */
@@ -357,6 +358,7 @@ sandboxd_stop(void)
 
 	sbd->shutting_down = 1;
 	sandbox_shutdown();
+	pool_free();
 	/* Closing the channel tells the helper to delete every container. */
 	imsgev_clear(&sbd->priv);
 	/* The helper prunes the cgroups: it alone may, in every hierarchy. */
@@ -406,6 +408,7 @@ main(int argc, char *argv[])
 	sbd->conf = conf;
 	sbd->base = sandboxd.base;
 	TAILQ_INIT(&sbd->sandboxes);
+	pool_init();
 	sbd->slots = xcalloc(conf->uid_slots, 1);
 	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1)
 		fatalx("cgroups: %s", err);

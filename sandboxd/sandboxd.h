@@ -12,6 +12,7 @@
  *	exec.c		one process tree: pipes, cgroups, timeout, result
  *	fileop.c	file operations relayed to sandbox-init
  *	outlog.c	the output log of a persistent sandbox, in memory
+ *	pool.c		warm containers for one-shot runs
  *	cgroup.c	per-exec cgroups: placement, kill, accounting
  *	state.c		the state database of persistent sandboxes
  *	audit.c		intent and result records, and waiting for them
@@ -90,6 +91,7 @@ struct sandbox {
 	uint32_t		 slot;		/* host uid range */
 	enum sandbox_state	 state;
 	pid_t			 init_pid;	/* host pid of sandbox-init */
+	int			 init_hello;	/* it said hello */
 	struct imsgev		 iev;		/* to sandbox-init, when up */
 	int			 iev_open;
 	struct event		*ev_start;	/* start deadline */
@@ -103,9 +105,32 @@ struct sandbox {
 	uint32_t		 destroy_flags;	/* of the destroy under way */
 	uint32_t		 redestroy;	/* flags for one more after it */
 	struct outlog		 log;		/* persistent: exec output */
+	int			 pooled;	/* warm, waiting to be claimed */
 };
 
 TAILQ_HEAD(sandboxq, sandbox);
+
+/* The warm pool of one image. */
+struct pool {
+	TAILQ_ENTRY(pool)	 entry;
+	char			 image[SBX_NAME_MAX];
+	int64_t			 last_claim;	/* ms, monotonic */
+	int64_t			 retry_at;	/* after a failed start */
+	int			 failing;	/* said so once */
+	int			 no_slot;	/* said so once */
+	int			 emptied;	/* after its idle time */
+};
+
+struct pool_stats {
+	uint64_t		 started;	/* warm containers */
+	uint64_t		 claimed;	/* runs served warm */
+	uint64_t		 empty;		/* runs that found none ready */
+	uint64_t		 misfit;	/* runs whose limits did not fit */
+	uint64_t		 failed;	/* starts or claims that failed */
+	uint64_t		 shrunk;	/* let go after the idle time */
+	uint32_t		 ready;
+	uint32_t		 starting;
+};
 
 /* Everything the main process shares between its files. */
 struct sandboxd {
@@ -115,6 +140,7 @@ struct sandboxd {
 	int			 priv_ready;
 	struct client		*auditd;
 	struct sandboxq		 sandboxes;
+	TAILQ_HEAD(, pool)	 pools;
 	uint8_t			*slots;		/* uid ranges in use */
 	char			 runc_root[PATH_MAX];
 	int			 shutting_down;
@@ -144,6 +170,16 @@ int		 sandbox_id_valid(const char *);
 void		 sandbox_new_id(char [SBX_ID_LEN + 1]);
 void		 sandbox_reap(void);
 void		 sandbox_shutdown(void);
+/* Start a warm container for the pool. */
+void		 sandbox_warm(struct sandbox *);
+
+/* pool.c */
+void		 pool_init(void);
+void		 pool_free(void);
+void		 pool_fill(void);
+void		 pool_started(struct sandbox *, const char *);
+struct sandbox	*pool_claim(const char *, const char *, const struct limits *);
+void		 pool_get_stats(struct pool_stats *);
 
 /* exec.c */
 struct exec_spec {
@@ -203,13 +239,16 @@ int		 cgroup_init(const char *, char *, size_t);
 const char	*cgroup_parent(void);
 int		 cgroup_exec_create(const char *, uint32_t);
 int		 cgroup_exec_attach(const char *, uint32_t, pid_t);
-void		 cgroup_exec_kill(const char *, uint32_t);
+void		 cgroup_exec_kill(const char *, uint32_t, pid_t);
+void		 cgroup_sandbox_reset(const char *);
 int		 cgroup_exec_empty(const char *, uint32_t);
 void		 cgroup_exec_remove(const char *, uint32_t);
 void		 cgroup_exec_usage(const char *, uint32_t, uint64_t *,
 		    uint64_t *);
 uint64_t	 cgroup_oom_kills(const char *, uint32_t);
 uint64_t	 cgroup_memory_now(const char *);
+int		 cgroup_sandbox_limits(const char *, const struct limits *,
+		    const struct limits *);
 void		 cgroup_sandbox_kill(const char *, int);
 void		 cgroup_cleanup(int);
 int		 cgroup_landlock_paths(const char *[], size_t);

@@ -89,10 +89,22 @@ require_root() {
 # run's zombies can outlive it on a machine whose init does not reap.
 : "${SANDBOX_UIDS:=268435456}"
 PREEXISTING=" $(ps -eo uid=,pid= | awk -v b="$SANDBOX_UIDS" '$1 >= b {print $2}' | tr '\n' ' ') "
-sandbox_pids() {
+sandbox_pids_all() {
 	local pid
 	for pid in $(ps -eo uid=,pid= | awk -v b="$SANDBOX_UIDS" '$1 >= b {print $2}'); do
 		case "$PREEXISTING" in *" $pid "*) continue ;; esac
+		echo "$pid"
+	done
+}
+
+# Less the idle warm pool's: they never ran anything.
+sandbox_pids() {
+	local pid id pool=" "
+	[ -f "${T:-}/sandboxd.log" ] && pool=" $(echo $(pool_ids "$T/sandboxd.log")) "
+	for pid in $(sandbox_pids_all); do
+		id=$(sed -n 's|.*:freezer:/[^/]*/\([0-9a-f]*\).*|\1|p' \
+		    /proc/$pid/cgroup 2>/dev/null)
+		[ -n "$id" ] && case "$pool" in *" $id "*) continue ;; esac
 		echo "$pid"
 	done
 }
@@ -101,6 +113,19 @@ sandbox_pids() {
 # default: mcpd-<the first 8 hex digits of its SHA-256>.
 cg_parent() {	# cg_parent RUN_DIR
 	echo "mcpd-$(printf %s "$1" | sha256sum | cut -c1-8)"
+}
+
+# The warm pool's containers that sandboxd (logging to LOG with -v) has
+# started and neither given to a run nor seen end: what a test may find
+# left idle.
+pool_ids() {	# pool_ids LOG
+	local started claimed
+	started=$(sed -n 's/.*: warm container \([0-9a-f]*\) starting$/\1/p' "$1")
+	claimed=$(sed -n -e 's/.*sandbox \([0-9a-f]*\): warm, for a run.*/\1/p' \
+	    -e 's/.*: warm container \([0-9a-f]*\) ended (.*/\1/p' "$1")
+	for id in $started; do
+		case " $(echo $claimed) " in *" $id "*) ;; *) echo "$id" ;; esac
+	done
 }
 
 # Daemons under test, by short name (mcpd, sandboxd, auditd): started in

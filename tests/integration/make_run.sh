@@ -44,7 +44,7 @@ check "Ctrl-C stops make run cleanly (status $rc)" test "$rc" -eq 0
 check "no daemon is left" \
     test -z "$(pgrep -f "$RUN/mcpd.conf")"
 check "no container is left" test -z "$(runc --root "$RUN/runc" list -q)"
-check "no sandbox process is left" test -z "$(sandbox_pids)"
+check "no sandbox process is left" test -z "$(sandbox_pids_all)"
 check "no cgroup is left" \
     test -z "$(ls -d /sys/fs/cgroup/*/"$(cg_parent "$RUN")" 2>/dev/null)"
 check "no mount is left" test -z "$(grep "$T" /proc/self/mountinfo)"

@@ -124,9 +124,10 @@ field() {
 }
 
 # What sandboxes may have left: containers, processes, cgroups, other
-# than those of the persistent sandboxes named.
+# than those of the persistent sandboxes named and the warm pool's idle
+# containers.
 leftovers() {
-	local keep=" $* " id pid
+	local keep=" $* $(echo $(pool_ids "$T/sandboxd.log")) " id pid
 	for id in $(runc --root "$RUN/runc" list -q 2>/dev/null); do
 		case "$keep" in *" $id "*) ;; *) echo "container $id" ;; esac
 	done
