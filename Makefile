@@ -158,8 +158,8 @@ $(B)/sandbox-init: $(INIT_SRCS) $(wildcard sandboxd/init/*.h) common/imsg.h \
 	    -D_FORTIFY_SOURCE=2 -D_GNU_SOURCE -Icommon -static \
 	    -o $@ $(INIT_SRCS)
 
-# A unit test links its own object and any daemon objects listed as extra
-# prerequisites below.
+# A unit test or test tool links its own object and any daemon objects
+# listed as extra prerequisites below.
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBMCPD)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
@@ -167,10 +167,11 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBMCPD)
 $(B)/tests/test_bundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
 $(B)/tests/test_outlog: $(call obj,sandboxd/outlog.c)
 $(B)/tests/test_mcpctl: $(call obj,auditd/mcpctl/body.c auditd/mcpctl/filter.c)
+$(B)/tests/mkbundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
 
 $(B)/tests/%: $(B)/obj/tests/tools/%.o $(LIBMCPD)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)/mcpd \

@@ -1,0 +1,466 @@
+#!/bin/bash
+# Speed (issue 6): how long it takes to run python3 -c 'print(1)' bare on
+# the host, with runc and sandboxd's hardened bundle, with docker run, and
+# through the suite (run_code over HTTP and stdio, sandbox_exec in a
+# persistent sandbox); runs per second at 1, 4 and 16 at once; the memory
+# of each daemon idle and under load, and of an idle pool container.  One
+# table from one run, then the issue's targets, met or not.
+#
+#	bash tests/bench/speed.sh	(as root; B=build by default)
+#
+# Environment: N latency samples per row (100), NT runs per throughput row
+# (150), ND docker samples (20), GAP ms between paced requests (150), W
+# warm-up runs per row (3).  The measuring is tests/tools/mcpbench.c, in
+# C, so that no client interpreter is in the path; the runc baseline's
+# bundles come from tests/tools/mkbundle.c, sandboxd's own bundle code.
+#
+# Prints; asserts nothing: these machines are shared and noisy.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+B=${B:-$TOP/build}
+case "$B" in /*) ;; *) B=$TOP/$B ;; esac
+N=${N:-100}
+NT=${NT:-150}
+ND=${ND:-20}
+GAP=${GAP:-150}
+W=${W:-3}
+POOL=4
+# A uid range of the benchmark's own: the tests use 2^28 and ranges near
+# 1966080000; the runc baseline takes a slot past the daemons' 64.
+SANDBOX_UIDS=1968177152
+BASE_UID=$((SANDBOX_UIDS + 64 * 65536))
+PY=/usr/bin/python3
+BENCH=${BENCH:-$B/tests/mcpbench}
+. "$TOP/tests/lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "speed.sh: run as root (runc, and daemons under their uids)" >&2
+	exit 1
+fi
+for f in "$B/mcpd" "$B/mcp-sandboxd" "$B/mcp-auditd" "$B/sandbox-init" \
+    "$BENCH" "$B/tests/mkbundle" "$PY"; do
+	if [ ! -x "$f" ]; then
+		echo "speed.sh: $f missing: run make first" >&2
+		exit 1
+	fi
+done
+RUNC=$(command -v runc) || { echo "speed.sh: no runc" >&2; exit 1; }
+
+# On the disk, not in memory: the audit commit is part of each run.
+T=$(mktemp -d /var/tmp/mcpd-bench-speed.XXXXXX)
+chmod 0755 "$T"
+mkdir "$T/res"
+RUN=$T/run
+CONF=$T/mcpd.conf
+BCG=mcpd-bench-$$		# the baseline's cgroup parent
+DIMG=
+SAMPLER=
+
+progress() {
+	echo "speed.sh: $*" >&2
+}
+
+# SIGTERM, then SIGKILL after 30 s; the names of those killed in KILLED.
+KILLED=
+stop_daemons() {
+	local n p
+	for n in mcpd sandboxd auditd; do
+		p=${PID[$n]:-}
+		[ -n "$p" ] || continue
+		kill -TERM "$p" 2>/dev/null
+		for _ in $(seq 600); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$p" 2>/dev/null; then
+			kill -KILL "$p"
+			KILLED="$KILLED $n"
+		fi
+		wait "$p" 2>/dev/null
+		unset "PID[$n]"
+	done
+}
+
+# Whatever a failed or killed run left: containers, cgroups, mounts.
+cleanup() {
+	local id r m
+	[ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
+	stop_daemons
+	for r in "$T/runc-root" "$RUN/runc"; do
+		for id in $("$RUNC" --root "$r" list -q 2>/dev/null); do
+			"$RUNC" --root "$r" delete -f "$id" 2>/dev/null
+		done
+	done
+	rmdir /sys/fs/cgroup/*/"$BCG" /sys/fs/cgroup/*/"$(cg_parent "$RUN")" \
+	    2>/dev/null
+	findmnt -rn -o TARGET | grep "^$T/" | sort -r | while read -r m; do
+		umount -l "$m"
+	done
+	[ -n "$DIMG" ] && docker rmi -f "$DIMG" > /dev/null 2>&1
+	if [ -n "${KEEP:-}" ]; then
+		echo "speed.sh: kept $T" >&2
+	else
+		rm -rf --one-file-system "$T"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# --- the table's pieces -----------------------------------------------------
+
+# measure KEY mcpbench-args...: its last line in $T/res/KEY, its stderr
+# in $T/res/KEY.err.
+measure() {
+	local key=$1
+	shift
+	"$BENCH" "$@" 2> "$T/res/$key.err" | tail -n 1 > "$T/res/$key"
+	if [ -s "$T/res/$key.err" ]; then
+		grep "^mcpbench:" "$T/res/$key.err" | head -n 3 |
+		    sed "s/^/speed.sh: $key: /" >&2
+	fi
+}
+
+# field KEY NAME: a value of the "n N errors E p50 X ..." line.
+field() {
+	awk -v k="$2" '{ for (i = 1; i < NF; i += 2)
+	    if ($i == k) print $(i + 1) }' "$T/res/$1" 2>/dev/null
+}
+
+# rss PID: its VmRSS in KiB in RSS, 0 if it is gone.  Read by the shell
+# itself: the sampler runs beside the load and should not fork.
+rss() {
+	local k v _
+	RSS=0
+	while read -r k v _; do
+		[ "$k" = VmRSS: ] && { RSS=$v; return; }
+	done 2>/dev/null < "/proc/$1/status"
+}
+
+mib() {
+	awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'
+}
+
+# --- the host ---------------------------------------------------------------
+
+PYV=$("$PY" --version 2>&1 | awk '{ print $2 }')
+RUNCV=$("$RUNC" --version | awk 'NR == 1 { print $3 }')
+FS=$(df -T "$T" | awk 'NR == 2 { print $2 }')
+
+progress "(a) bare python3"
+measure bare exec -n "$N" -w "$W" -- "$PY" -c 'print(1)'
+
+# --- (b) runc with sandboxd's bundle -----------------------------------------
+
+progress "(b) runc run with sandboxd's bundle"
+if ! "$B/tests/mkbundle" -n 16 -g "$BCG" -i "$B/sandbox-init" \
+    -u "$BASE_UID" "$T/image" "$T/bundles" "$PY" -c 'print(1)'; then
+	echo "speed.sh: mkbundle failed" >&2
+	exit 1
+fi
+# %s: a bundle, and so a cgroup, per slot; %i: a container id per run.
+RUNCRUN=("$RUNC" --root "$T/runc-root" run -b "$T/bundles/%s" "bench-%i")
+measure runc exec -n "$N" -w "$W" -- "${RUNCRUN[@]}"
+for c in 1 4 16; do
+	measure "runc.c$c" exec -n "$NT" -c "$c" -w 0 -- "${RUNCRUN[@]}"
+done
+
+# --- (c) docker run ----------------------------------------------------------
+
+# A root holding what python3 needs: the binary, its libraries, its
+# standard library and a little of /etc.  Imported, never pulled.
+docker_root() {
+	local r=$1 exe f
+	exe=$(readlink -f "$PY")
+	mkdir -p "$r/usr/bin" "$r/usr/lib" "$r/usr/lib64" "$r/etc" "$r/tmp"
+	chmod 1777 "$r/tmp"
+	ln -s usr/lib "$r/lib"
+	ln -s usr/lib64 "$r/lib64"
+	ln -s usr/bin "$r/bin"
+	cp "$exe" "$r/usr/bin/" || return 1
+	ln -sf "$(basename "$exe")" "$r/usr/bin/python3"
+	for f in $(ldd "$exe" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+	    $1 ~ /^\// { print $1 }'); do
+		cp -L --parents "$f" "$r" || return 1
+	done
+	cp -a "/usr/lib/$(basename "$exe")" "$r/usr/lib/" || return 1
+	rm -rf "$r/usr/lib/$(basename "$exe")/test"
+	[ -d "/etc/$(basename "$exe")" ] &&
+	    cp -a "/etc/$(basename "$exe")" "$r/etc/"
+	printf '%s\n' "root:x:0:0:root:/root:/bin/sh" \
+	    "nobody:x:65534:65534:nobody:/nonexistent:/bin/sh" > "$r/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$r/etc/group"
+	return 0
+}
+
+DOCKER_SKIP=
+if ! command -v docker > /dev/null; then
+	DOCKER_SKIP="no docker command"
+elif ! docker info > "$T/docker-info" 2>&1; then
+	DOCKER_SKIP="no Docker engine: $(grep -m 1 -iE 'cannot|error' \
+	    "$T/docker-info" | sed 's/\. Is the docker daemon running?//')"
+else
+	progress "(c) docker run"
+	DIMG=mcpd-bench-python:$$
+	if ! docker_root "$T/docker-root"; then
+		DOCKER_SKIP="could not build the image's root"
+	elif ! tar -C "$T/docker-root" -c . |
+	    docker import - "$DIMG" > /dev/null 2> "$T/docker-import"; then
+		DOCKER_SKIP="docker import: $(head -n 1 "$T/docker-import")"
+	else
+		measure docker exec -n "$ND" -w 1 -- docker run --rm \
+		    --network none "$DIMG" /usr/bin/python3 -c 'print(1)'
+	fi
+fi
+
+# --- the suite ---------------------------------------------------------------
+
+PORT=$("$PY" -c 'import socket; s = socket.socket()
+s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+TOKEN=bench-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+cat > "$CONF" <<EOF
+user "64101"
+run directory "$RUN"
+state directory "$T/state"
+sandbox-init "$B/sandbox-init"
+sandbox uids $SANDBOX_UIDS 64
+listen on 127.0.0.1 port $PORT
+image host host pool $POOL
+
+tenant bench {
+	token "sha256:$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)"
+	uid root
+}
+
+audit {
+	user "64102"
+	required yes
+}
+EOF
+
+progress "starting the suite"
+# Not verbose: a debug line per request is not part of the cost.
+daemon() {	# daemon NAME
+	local bin=$1
+	[ "$1" != mcpd ] && bin=mcp-$1
+	"$B/$bin" -d -f "$CONF" >> "$T/$1.log" 2>&1 &
+	PID[$1]=$!
+}
+logged() {	# logged NAME TEXT: in its log (which may not exist yet)
+	grep -qsF -- "$2" "$T/$1.log"
+}
+daemon auditd
+wait_for 10 logged auditd "ready: listening" &&
+    daemon sandboxd && wait_for 30 logged sandboxd "ready: listening" &&
+    daemon mcpd && wait_for 10 logged mcpd "connected to sandboxd"
+for n in auditd sandboxd mcpd; do
+	if ! kill -0 "${PID[$n]:-0}" 2>/dev/null ||
+	    ! grep -q "ready" "$T/$n.log"; then
+		echo "speed.sh: $n did not start:" >&2
+		tail -n 5 "$T/$n.log" >&2
+		exit 1
+	fi
+done
+URL=http://127.0.0.1:$PORT/mcp
+HTTP=(http -u "$URL" -t "$TOKEN")
+SBXEXE=$(readlink -f "$B/mcp-sandboxd")
+HELPER=
+for p in $(ps -o pid= --ppid "${PID[sandboxd]}"); do
+	[ "$(readlink "/proc/$p/exe")" = "$SBXEXE" ] && HELPER=$p
+done
+DAEMONS="mcpd:${PID[mcpd]} sandboxd:${PID[sandboxd]} helper:${HELPER:-0}"
+DAEMONS="$DAEMONS auditd:${PID[auditd]}"
+
+# Idle: after a few requests, once the pool has had time to fill.
+measure warm "${HTTP[@]}" -n 5 -w 1 run
+for _ in $(seq 50); do
+	[ "$("$RUNC" --root "$RUN/runc" list -q 2>/dev/null | wc -l)" -ge \
+	    "$POOL" ] && break
+	sleep 0.1
+done
+sleep 1
+declare -A IDLE LOAD
+for d in $DAEMONS; do
+	rss "${d#*:}"
+	IDLE[${d%%:*}]=$RSS
+done
+POOLIDS=$("$RUNC" --root "$RUN/runc" list -q 2>/dev/null)
+POOLID=$(echo "$POOLIDS" | head -n 1)
+POOLN=$(echo "$POOLIDS" | grep -c .)
+if [ -n "$POOLID" ]; then
+	CG=/sys/fs/cgroup/memory/$(cg_parent "$RUN")/$POOLID
+	POOLCG=$(cat "$CG/memory.usage_in_bytes" 2>/dev/null || echo 0)
+	POOLPID=$("$RUNC" --root "$RUN/runc" state "$POOLID" 2>/dev/null |
+	    sed -n 's/^ *"pid": *\([0-9]*\).*/\1/p')
+	POOLPSS=$(awk '$1 == "Pss:" { print $2 }' \
+	    "/proc/$POOLPID/smaps_rollup" 2>/dev/null)
+fi
+
+progress "(d) run_code over HTTP"
+measure http "${HTTP[@]}" -n "$N" -w "$W" run
+measure http.paced "${HTTP[@]}" -n "$N" -w "$W" -g "$GAP" run
+progress "(e) run_code over stdio"
+# A stdio user is in mcpd's group (README.md), and so reaches auditd's
+# socket: root without it is refused once mcpd has shed its capabilities,
+# and then mcpd's own records of the calls are not made.
+STDIO=(setpriv --groups 64101 -- "$B/mcpd" --stdio -f "$CONF")
+measure stdio stdio -n "$N" -w "$W" -- "${STDIO[@]}"
+measure stdio.paced stdio -n "$N" -w "$W" -g "$GAP" -- "${STDIO[@]}"
+progress "(f) sandbox_exec in a persistent sandbox"
+measure exec "${HTTP[@]}" -n "$N" -w "$W" exec
+
+progress "(d) throughput"
+measure http.c1 "${HTTP[@]}" -n "$NT" -c 1 -w 1 run
+measure http.c4 "${HTTP[@]}" -n "$NT" -c 4 -w 1 run
+# Under load: the largest RSS sampled while 16 connections run.
+(
+	declare -A max
+	while [ ! -e "$T/sampler.stop" ]; do
+		for d in $DAEMONS; do
+			rss "${d#*:}"
+			[ "$RSS" -gt "${max[${d%%:*}]:-0}" ] &&
+			    max[${d%%:*}]=$RSS
+		done
+		sleep 0.1
+	done
+	for d in $DAEMONS; do
+		echo "${d%%:*} ${max[${d%%:*}]:-0}"
+	done > "$T/sampler.out"
+) &
+SAMPLER=$!
+measure http.c16 "${HTTP[@]}" -n "$NT" -c 16 -w 1 run
+touch "$T/sampler.stop"
+wait "$SAMPLER"
+SAMPLER=
+while read -r n v; do
+	LOAD[$n]=$v
+done < "$T/sampler.out"
+
+progress "stopping the suite"
+stop_daemons
+LEFT=$( ("$RUNC" --root "$RUN/runc" list -q; "$RUNC" --root "$T/runc-root" \
+    list -q) 2>/dev/null | grep -c .)
+# Any process still under the benchmark's uids, the baseline's included.
+STRAYS=$(ps -eo uid= | awk -v b="$SANDBOX_UIDS" \
+    -v e=$((BASE_UID + 65536)) '$1 >= b && $1 < e' | grep -c .)
+
+# --- the table ---------------------------------------------------------------
+
+A50=$(field bare p50)
+ratio() {	# ratio A B: A / B, as 1.23x
+	awk -v a="$1" -v b="$2" 'BEGIN {
+	    if (b > 0 && a != "") printf "%.2fx", a / b; else print "-" }'
+}
+lat() {	# lat KEY LABEL
+	if [ ! -s "$T/res/$1" ]; then
+		printf '%-50s %s\n' "$2" "no result (see above)"
+		return
+	fi
+	printf '%-50s %5s %4s %8s %8s %8s %7s\n' "$2" "$(field "$1" n)" \
+	    "$(field "$1" errors)" "$(field "$1" p50)" "$(field "$1" p99)" \
+	    "$(field "$1" mean)" "$(ratio "$(field "$1" p50)" "$A50")"
+}
+thr() {	# thr KEY LABEL
+	printf '%-50s %8s %8s %8s\n' "$2" "$(field "$1.c1" rate)" \
+	    "$(field "$1.c4" rate)" "$(field "$1.c16" rate)"
+}
+
+echo "# mcpd speed: $(nproc) cores, kernel $(uname -r), runc $RUNCV," \
+    "Python $PYV, state on $FS"
+echo "# latency of print(1) in ms, one request at a time;" \
+    "paced: $GAP ms between an answer and the next request"
+printf '%-50s %5s %4s %8s %8s %8s %7s\n' "" n err p50 p99 mean "p50/(a)"
+lat bare "(a) $PY -c 'print(1)', bare on the host"
+lat runc "(b) runc run, sandboxd's bundle (runc $RUNCV)"
+if [ -n "$DOCKER_SKIP" ]; then
+	printf '%-50s %s\n' "(c) docker run --rm --network none" \
+	    "skipped: $DOCKER_SKIP"
+else
+	lat docker "(c) docker run --rm --network none"
+fi
+lat http "(d) run_code, HTTP, back to back"
+lat http.paced "(d) run_code, HTTP, paced"
+lat stdio "(e) run_code, stdio, back to back"
+lat stdio.paced "(e) run_code, stdio, paced"
+lat exec "(f) sandbox_exec, persistent sandbox, HTTP"
+echo "# throughput in runs/s, $NT runs per cell"
+printf '%-50s %8s %8s %8s\n' "" c=1 c=4 c=16
+thr runc "(b) runc run"
+thr http "(d) run_code, HTTP"
+ERRS=$(cat "$T"/res/runc.c? "$T"/res/runc.c16 "$T"/res/http.c? \
+    "$T"/res/http.c16 2>/dev/null |
+    awk '{ e += $4 } END { print e + 0 }')
+[ "$ERRS" -ne 0 ] && echo "# $ERRS runs failed in the throughput rows"
+echo "# resident memory (VmRSS), MiB: idle, and the most sampled" \
+    "during (d) at c=16"
+printf '%-50s %8s %8s\n' "" idle load
+TOTAL=0
+for d in $DAEMONS; do
+	n=${d%%:*}
+	case $n in
+	mcpd) label="mcpd (HTTP)" ;;
+	sandboxd) label="mcp-sandboxd" ;;
+	helper) label="mcp-sandboxd privileged helper" ;;
+	auditd) label="mcp-auditd" ;;
+	esac
+	printf '%-50s %8s %8s\n' "$label" "$(mib "${IDLE[$n]}")" \
+	    "$(mib "${LOAD[$n]:-0}")"
+	TOTAL=$((TOTAL + IDLE[$n]))
+done
+printf '%-50s %8s\n' "the suite's daemons, idle" "$(mib "$TOTAL")"
+if [ -n "${POOLID:-}" ]; then
+	printf '%-50s %8s\n' "idle pool container: memory cgroup charge" \
+	    "$(mib $((POOLCG / 1024)))"
+	printf '%-50s %8s\n' "idle pool container: sandbox-init Pss" \
+	    "$(mib "${POOLPSS:-0}")"
+	echo "# $POOLN containers while idle; measured ${POOLID:0:12}"
+else
+	echo "# no idle pool container found (runc list shows none while idle)"
+fi
+if [ "$LEFT" -eq 0 ] && [ "$STRAYS" -eq 0 ]; then
+	echo "# after stopping: no container and no sandbox process left"
+else
+	echo "# after stopping: $LEFT containers and $STRAYS sandbox" \
+	    "processes LEFT (removed now)"
+fi
+[ -n "$KILLED" ] && echo "# did not stop within 30 s, killed:$KILLED"
+
+# --- the targets -------------------------------------------------------------
+
+calc() {	# calc AWK-EXPRESSION: to two decimals, or nothing
+	awk "BEGIN { printf \"%.2f\", $1 }" 2>/dev/null
+}
+# target DESCRIPTION MEASURED OP LIMIT: OP is <= or >=.
+target() {
+	local v=no-data
+	if [ -n "$2" ] && [ -n "$4" ]; then
+		v=$(awk -v m="$2" -v op="$3" -v l="$4" 'BEGIN {
+		    ok = op == "<=" ? m + 0 <= l + 0 : m + 0 >= l + 0
+		    print ok ? "met" : "NOT met" }')
+	fi
+	printf '%-66s %s\n' "$1" "$v"
+}
+D50=$(field http.paced p50)
+DB50=$(field http p50)
+R50=$(field runc p50)
+F50=$(field exec p50)
+D4=$(field http.c4 rate)
+R4=$(field runc.c4 rate)
+A15=$(calc "1.5 * $A50")
+A13=$(calc "1.3 * $A50")
+RD=$( [ -n "$D50" ] && [ -n "$R50" ] && calc "$R50 / $D50")
+echo "# targets (issue 6), on the paced rows; back to back (b2b) beside"
+target "(d) p50 $D50 ms (b2b $DB50) <= 1.5 x (a) p50 = $A15 ms" \
+    "$D50" "<=" "$A15"
+target "(b) p50 $R50 ms / (d) p50 $D50 ms (b2b $DB50) = ${RD}x >= 3x" \
+    "$RD" ">=" 3
+target "(f) p50 $F50 ms <= 1.3 x (a) p50 = $A13 ms" "$F50" "<=" "$A13"
+target "(d) c=4 $D4 runs/s >= (b) c=4 $R4 runs/s" "$D4" ">=" "$R4"
+target "idle suite RSS $(mib "$TOTAL") MiB <= 20 MiB" "$TOTAL" "<=" \
+    $((20 * 1024))
+if [ -n "${POOLID:-}" ]; then
+	target "an idle pool container $(mib $((POOLCG / 1024))) MiB (cgroup\
+ charge) <= 4 MiB" "$POOLCG" "<=" $((4 << 20))
+else
+	target "an idle pool container <= 4 MiB: none found" "" "<=" ""
+fi
+exit 0
