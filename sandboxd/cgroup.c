@@ -350,6 +350,37 @@ cgroup_oom_kills(const char *id, uint32_t exec)
 	return strtoull(p + 9, NULL, 10);
 }
 
+/* Nothing in a container but its init, in any of its groups. */
+int
+cgroup_sandbox_quiet(const char *id, pid_t init)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[PATH_MAX], buf[64];
+	int		 quiet = 1;
+
+	if (init <= 0)
+		return 0;
+	cg_path(path, sizeof(path), CG_FREEZER, id, 0, "cgroup.procs");
+	if (cg_read(path, buf, sizeof(buf)) <= 0 ||
+	    strtol(buf, NULL, 10) != (long)init ||
+	    strchr(buf, '\n') != buf + strlen(buf) - 1)
+		return 0;
+	cg_path(path, sizeof(path), CG_FREEZER, id, 0, NULL);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while (quiet && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] != 'x' || de->d_type != DT_DIR)
+			continue;
+		str_fmt(path, sizeof(path), "%s/%s/%s/%s/cgroup.procs",
+		    cg_mnt[CG_FREEZER], cg_parent, id, de->d_name);
+		if (cg_read(path, buf, sizeof(buf)) > 0)
+			quiet = 0;
+	}
+	closedir(d);
+	return quiet;
+}
+
 /* Start a container's CPU and peak memory counters afresh. */
 void
 cgroup_sandbox_reset(const char *id)

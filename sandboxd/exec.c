@@ -11,7 +11,11 @@
  * A one-shot sandbox runs one exec at a time and is destroyed after, so
  * its execs use the container's own groups, whose counters are reset for
  * each: the child is there from its fork, and the hot path is spared the
- * cgroup v1 migration, which waits for an RCU grace period (~10 ms).
+ * cgroup v1 migration, which waits for an RCU grace period (~10 ms).  So
+ * does an exec in a persistent sandbox where nothing but init runs; what
+ * it leaves running stays there, and the next exec gets groups of its
+ * own.  A kill freezes the container's groups and signals the processes
+ * in the container's own group, init spared, not those in an exec's.
  *
  * An exec is over when init reports its exit and the pipes are drained,
  * or EXEC_DRAIN_MS after the exit when a background process holds them.
@@ -396,7 +400,8 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	ex->cap = spec->output;
 	ex->start_ns = mono_ns();
 	ex->oom_before = cgroup_oom_kills(sb->id, 0);
-	ex->whole = !sb->persistent;
+	ex->whole = !sb->persistent || (TAILQ_EMPTY(&sb->execs) &&
+	    cgroup_sandbox_quiet(sb->id, sb->init_pid));
 	if (ex->whole)
 		cgroup_sandbox_reset(sb->id);
 	else if (cgroup_exec_create(sb->id, ex->id) == -1) {

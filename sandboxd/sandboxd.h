@@ -241,6 +241,7 @@ int		 cgroup_exec_create(const char *, uint32_t);
 int		 cgroup_exec_attach(const char *, uint32_t, pid_t);
 void		 cgroup_exec_kill(const char *, uint32_t, pid_t);
 void		 cgroup_sandbox_reset(const char *);
+int		 cgroup_sandbox_quiet(const char *, pid_t);
 int		 cgroup_exec_empty(const char *, uint32_t);
 void		 cgroup_exec_remove(const char *, uint32_t);
 void		 cgroup_exec_usage(const char *, uint32_t, uint64_t *,

@@ -262,6 +262,29 @@ as alice run -i mini -- /bin/true
 check "a run on it still works, cold ($RES)" test "$(field exit)" = 0
 check "and refills it" wait_for 20 eval '[ "$(ready mini)" -eq 1 ]'
 
+# A persistent sandbox where nothing but init runs takes the same quick
+# path; a timeout there kills the exec's tree and spares init, and an exec
+# while others' processes run gets groups of its own, whose timeout spares
+# those processes.
+procs() {	# procs ID: the processes in a container, all its groups
+	cat /sys/fs/cgroup/freezer/$CGP/$1/cgroup.procs \
+	    /sys/fs/cgroup/freezer/$CGP/$1/x*/cgroup.procs 2>/dev/null | wc -l
+}
+sid=$(SBX -t bob create 2>/dev/null)
+as bob exec -S "$sid" -T 500 -c 'sleep 30 & sleep 30'
+check "a timeout in a quiet persistent sandbox ends the exec ($RES)" \
+    test "$(field flags)" = timed_out
+check "and kills its whole tree, init spared ($(procs "$sid") left)" \
+    wait_for 5 eval '[ "$(procs "$sid")" -eq 1 ]'
+as bob exec -S "$sid" -c 'sleep 300 > /dev/null 2>&1 & echo started'
+check "the sandbox works on ($OUT)" test "$OUT" = started
+as bob exec -S "$sid" -T 500 -c 'sleep 30'
+check "an exec beside a background process times out ($RES)" \
+    test "$(field flags)" = timed_out
+check "and the background process lives on ($(procs "$sid") processes)" \
+    eval '[ "$(procs "$sid")" -eq 2 ]'
+as bob stop -S "$sid"
+
 # At the end the pool goes with sandboxd.
 check "sandboxd stops cleanly" stop sandboxd
 check "no container is left" test -z "$(runc --root "$RUN/runc" list -q)"
