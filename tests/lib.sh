@@ -152,3 +152,23 @@ stop() {	# stop NAME: SIGTERM, wait, return its exit status
 alive() {
 	kill -0 "${PID[$1]}" 2>/dev/null
 }
+
+# tests/tools/sbx as mcpd (uid $MU) on $RUN/sandboxd.sock, for a tenant:
+# OUT, ERR, RES (the result line) and RC after; field NAME reads RES.
+SBX() {
+	"$B/tests/sbx" -u $MU -g $MU -s "$RUN/sandboxd.sock" "$@"
+}
+
+as() {	# as TENANT command...: run sbx, capture
+	local tenant=$1
+	shift
+	SBX -t "$tenant" "$@" > "$T/o" 2> "$T/e"
+	RC=$?
+	OUT=$(cat "$T/o")
+	RES=$(grep '^sbx: ' "$T/e" | tail -1)
+	ERR=$(grep -v '^sbx: ' "$T/e" | sed '/^$/d')
+}
+
+field() {
+	sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$RES"
+}

@@ -74,22 +74,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-SBX() {
-	"$B/tests/sbx" -u $MU -g $MU -s "$RUN/sandboxd.sock" "$@"
-}
-
-as() {	# as TENANT command...: run sbx, capture
-	local tenant=$1
-	shift
-	SBX -t "$tenant" "$@" > "$T/o" 2> "$T/e"
-	RC=$?
-	OUT=$(cat "$T/o")
-	RES=$(grep '^sbx: ' "$T/e" | tail -1)
-}
-
-field() {
-	sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$RES"
-}
 
 # Warm containers of an image that are up and unclaimed.
 warm() {	# warm IMAGE

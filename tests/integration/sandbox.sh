@@ -104,24 +104,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# sbx as mcpd, for a tenant: OUT, ERR and RES (the result line) after.
-SBX() {
-	"$B/tests/sbx" -u $MU -g $MU -s "$RUN/sandboxd.sock" "$@"
-}
-
-as() {	# as TENANT command...: run sbx, capture
-	local tenant=$1
-	shift
-	SBX -t "$tenant" "$@" > "$T/o" 2> "$T/e"
-	RC=$?
-	OUT=$(cat "$T/o")
-	RES=$(grep '^sbx: ' "$T/e" | tail -1)
-	ERR=$(grep -v '^sbx: ' "$T/e" | sed '/^$/d')
-}
-
-field() {
-	sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$RES"
-}
 
 # What sandboxes may have left: containers, processes, cgroups, other
 # than those of the persistent sandboxes named and the warm pool's idle
