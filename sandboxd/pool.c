@@ -128,7 +128,7 @@ pool_start(const struct image *im)
 	TAILQ_INSERT_TAIL(&sbd->sandboxes, sb, entry);
 	stats.started++;
 	log_debug("pool %s: warm container %s starting", im->name, sb->id);
-	sandbox_warm(sb);
+	sandbox_start(sb);
 	return 0;
 }
 
@@ -148,8 +148,6 @@ pool_fill(void)
 	TAILQ_FOREACH(im, &sbd->conf->images, entry) {
 		p = pool_get(im->name);
 		target = pool_target(im, p);
-		if (p->retry_at > now_ms())
-			target = 0;	/* after a failure: from the tick */
 		pool_count(im->name, &ready, &starting);
 		if (ready + starting > target) {
 			/* Idle for long: the ready ones go, newest first. */
@@ -173,6 +171,8 @@ pool_fill(void)
 			}
 			continue;
 		}
+		if (p->retry_at > now_ms())
+			continue;	/* after a failure: from the tick */
 		while (ready + starting < target && all < POOL_STARTS) {
 			if (pool_start(im) == -1) {
 				if (!p->no_slot)
