@@ -166,7 +166,7 @@ sandbox_start_timeout(evutil_socket_t fd, short events, void *arg)
 	sandbox_destroy(sb, 0, "the container did not start in time");
 }
 
-static void
+void
 sandbox_start(struct sandbox *sb)
 {
 	struct priv_start	 ps;
@@ -213,12 +213,6 @@ sandbox_start(struct sandbox *sb)
 		fatalx("cannot reach the privileged helper");
 	log_debug("sandbox %s: starting its container (image %s, uids %u)",
 	    sb->id, ps.image, sbd->conf->uid_base + sb->slot * UID_RANGE);
-}
-
-void
-sandbox_warm(struct sandbox *sb)
-{
-	sandbox_start(sb);
 }
 
 void
@@ -364,6 +358,7 @@ sandbox_priv_dispatch(struct imsg *imsg)
 {
 	struct priv_result	 r;
 	struct sandbox		*sb;
+	const char		*why;
 
 	if (imsg->hdr.type == IMSG_PRIV_READY) {
 		sbd->priv_ready = 1;
@@ -383,25 +378,26 @@ sandbox_priv_dispatch(struct imsg *imsg)
 		if (sb->state != SB_STARTING)
 			return;
 		if (r.pid <= 0) {
+			why = r.message[0] != '\0' ? r.message :
+			    "the container did not start";
 			sandbox_close_channel(sb);
 			evtimer_del(sb->ev_start);
 			sb->state = SB_IDLE;
-			if (sb->pooled) {
-				sb->pooled = 0;
-				pool_started(sb, r.message[0] != '\0' ?
-				    r.message : "the container did not start");
-			}
-			sandbox_run_waiters(sb, r.message[0] != '\0' ?
-			    r.message : "the container did not start");
+			sandbox_run_waiters(sb, why);
 			/* The helper undid the start; a one-shot sandbox has
 			 * no more use, if its job did not say so already. */
 			if (!sb->persistent && sb->state != SB_STOPPING)
-				sandbox_destroy(sb, 0, "start failed");
+				sandbox_destroy(sb, 0, why);
 			return;
 		}
 		sb->init_pid = r.pid;
 		log_debug("sandbox %s: container up, init pid %d", sb->id,
 		    (int)r.pid);
+		if (!sb->iev_open) {
+			/* Its init went while runc was still at work. */
+			sandbox_destroy(sb, 0, "the sandbox's container ended");
+			return;
+		}
 		if (sb->init_hello)
 			sandbox_up(sb);
 		break;
@@ -486,6 +482,9 @@ sandbox_init_closed(struct imsgev *iev, const char *why)
 	imsgev_clear(&sb->iev);
 	sb->iev_open = 0;
 	if (sb->state == SB_STOPPING)
+		return;
+	/* Before runc is done, the helper's word on the start says why. */
+	if (sb->state == SB_STARTING && sb->init_pid == 0)
 		return;
 	/* Not our doing: the container ended under us. */
 	log_info("sandbox %s: container ended (%s)", sb->id, why);

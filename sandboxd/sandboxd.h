@@ -170,8 +170,8 @@ int		 sandbox_id_valid(const char *);
 void		 sandbox_new_id(char [SBX_ID_LEN + 1]);
 void		 sandbox_reap(void);
 void		 sandbox_shutdown(void);
-/* Start a warm container for the pool. */
-void		 sandbox_warm(struct sandbox *);
+/* Start a sandbox's container; sandbox_want() does it on demand. */
+void		 sandbox_start(struct sandbox *);
 
 /* pool.c */
 void		 pool_init(void);

@@ -228,8 +228,8 @@ check "the broken image's pool filled while it could" \
     wait_for 20 eval '[ "$(ready broken)" -eq 1 ]'
 mv "$T/broken" "$T/broken.gone"
 kill -KILL "$(init_pid "$(warm broken | head -1)")"
-check "a pool that cannot start says why" \
-    wait_log "$LOG" "pool broken: a warm container did not start"
+check "a pool that cannot start says why, in runc's words" \
+    wait_log "$LOG" "pool broken: a warm container did not start: runc failed"
 a=$(grep -c 'pool broken: warm container' "$LOG")
 sleep 3
 b=$(grep -c 'pool broken: warm container' "$LOG")
