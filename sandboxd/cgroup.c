@@ -350,14 +350,46 @@ cgroup_oom_kills(const char *id, uint32_t exec)
 	return strtoull(p + 9, NULL, 10);
 }
 
+/*
+ * fn(path, arg) for the freezer cgroup.procs of each exec's group in a
+ * container, until fn returns non-zero: that, or 0; -1 if the container's
+ * group cannot be read.
+ */
+static int
+cg_each_exec(const char *id, int (*fn)(const char *, void *), void *arg)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[PATH_MAX];
+	int		 rv = 0;
+
+	cg_path(path, sizeof(path), CG_FREEZER, id, 0, NULL);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while (rv == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] != 'x' || de->d_type != DT_DIR)
+			continue;
+		str_fmt(path, sizeof(path), "%s/%s/%s/%s/cgroup.procs",
+		    cg_mnt[CG_FREEZER], cg_parent, id, de->d_name);
+		rv = fn(path, arg);
+	}
+	closedir(d);
+	return rv;
+}
+
+static int
+cg_has_procs(const char *path, void *arg)
+{
+	char	 buf[16];
+
+	return cg_read(path, buf, sizeof(buf)) > 0;
+}
+
 /* Nothing in a container but its init, in any of its groups. */
 int
 cgroup_sandbox_quiet(const char *id, pid_t init)
 {
-	struct dirent	*de;
-	DIR		*d;
-	char		 path[PATH_MAX], buf[64];
-	int		 quiet = 1;
+	char	 path[PATH_MAX], buf[64];
 
 	if (init <= 0)
 		return 0;
@@ -366,19 +398,7 @@ cgroup_sandbox_quiet(const char *id, pid_t init)
 	    strtol(buf, NULL, 10) != (long)init ||
 	    strchr(buf, '\n') != buf + strlen(buf) - 1)
 		return 0;
-	cg_path(path, sizeof(path), CG_FREEZER, id, 0, NULL);
-	if ((d = opendir(path)) == NULL)
-		return 0;
-	while (quiet && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] != 'x' || de->d_type != DT_DIR)
-			continue;
-		str_fmt(path, sizeof(path), "%s/%s/%s/%s/cgroup.procs",
-		    cg_mnt[CG_FREEZER], cg_parent, id, de->d_name);
-		if (cg_read(path, buf, sizeof(buf)) > 0)
-			quiet = 0;
-	}
-	closedir(d);
-	return quiet;
+	return cg_each_exec(id, cg_has_procs, NULL) == 0;
 }
 
 /* Start a container's CPU and peak memory counters afresh. */
@@ -453,27 +473,22 @@ cgroup_sandbox_limits(const char *id, const struct limits *from,
 	return rv;
 }
 
+static int
+cg_kill_procs(const char *path, void *arg)
+{
+	cg_signal_procs(path, *(int *)arg, 0);
+	return 0;
+}
+
 /* Signal everything in a container, its execs' groups included. */
 void
 cgroup_sandbox_kill(const char *id, int sig)
 {
-	struct dirent	*de;
-	DIR		*d;
-	char		 path[PATH_MAX];
+	char	 path[PATH_MAX];
 
 	cg_path(path, sizeof(path), CG_FREEZER, id, 0, "cgroup.procs");
 	cg_signal_procs(path, sig, 0);
-	cg_path(path, sizeof(path), CG_FREEZER, id, 0, NULL);
-	if ((d = opendir(path)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] != 'x' || de->d_type != DT_DIR)
-			continue;
-		str_fmt(path, sizeof(path), "%s/%s/%s/%s/cgroup.procs",
-		    cg_mnt[CG_FREEZER], cg_parent, id, de->d_name);
-		cg_signal_procs(path, sig, 0);
-	}
-	closedir(d);
+	(void)cg_each_exec(id, cg_kill_procs, &sig);
 }
 
 /* Remove empty groups beneath dir, deepest first, and dir itself. */

@@ -123,8 +123,9 @@ pool_ids() {	# pool_ids LOG
 	started=$(sed -n 's/.*: warm container \([0-9a-f]*\) starting$/\1/p' "$1")
 	claimed=$(sed -n -e 's/.*sandbox \([0-9a-f]*\): warm, for a run.*/\1/p' \
 	    -e 's/.*: warm container \([0-9a-f]*\) ended (.*/\1/p' "$1")
+	claimed=" $(echo $claimed) "
 	for id in $started; do
-		case " $(echo $claimed) " in *" $id "*) ;; *) echo "$id" ;; esac
+		case "$claimed" in *" $id "*) ;; *) echo "$id" ;; esac
 	done
 }
 
