@@ -166,6 +166,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBMCPD)
 
 $(B)/tests/test_bundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
 $(B)/tests/test_outlog: $(call obj,sandboxd/outlog.c)
+$(B)/tests/test_shword: $(call obj,sandboxd/init/shword.c)
 $(B)/tests/test_mcpctl: $(call obj,auditd/mcpctl/body.c auditd/mcpctl/filter.c)
 $(B)/tests/mkbundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
 

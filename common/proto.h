@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	5U
+#define MCPD_PROTO_VERSION	6U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -151,7 +151,8 @@ struct proto_ping {
  * stderr, sync), then IMSG_INIT_EXEC, all with the exec id as peerid.
  * The child writes one byte on the sync socket (sandboxd learns its host
  * pid from SO_PASSCRED), waits for one byte back (sandboxd has placed it
- * in its cgroups), and only then executes.
+ * in its cgroups, and its intent is audited), and only then executes.
+ * With INIT_EXEC_NOSYNC there are three fds, no sync, and no wait.
  */
 #define INIT_FD_STDIN		0
 #define INIT_FD_STDOUT		1
@@ -170,6 +171,11 @@ struct proto_ping {
 #define INIT_HELD_FDS_MAX	64	/* IMSG_INIT_FD fds awaiting their EXEC */
 
 #define INIT_EXEC_PATH		0x01	/* look argv[0] up in env's PATH */
+/* argv is /bin/sh -c SCRIPT [name args...]: a simple script may be
+ * exec'd without the shell, with the shell's result. */
+#define INIT_EXEC_SH		0x02
+/* No sync socket: the child executes at once. */
+#define INIT_EXEC_NOSYNC	0x04
 
 struct init_exec {
 	uint32_t	 argc;		/* >= 1 */

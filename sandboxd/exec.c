@@ -14,7 +14,10 @@
  * cgroup v1 migration, which waits for an RCU grace period (~10 ms).  So
  * does an exec in a persistent sandbox where nothing but init runs; what
  * it leaves running stays there, and the next exec gets groups of its
- * own.  A kill freezes the container's groups and signals the processes
+ * own.  Such an exec has no sync socket and executes at once, unless it
+ * is held: its job's intent is not yet audited, and the child waits at
+ * the sync point for exec_release(), with its fork and placement done
+ * while auditd commits.  A kill freezes the container's groups and signals the processes
  * in the container's own group, init spared, not those in an exec's.
  *
  * An exec is over when init reports its exit and the pipes are drained,
@@ -61,8 +64,11 @@ struct exec {
 	uint64_t		 wall_ms;
 	uint64_t		 oom_before;
 	pid_t			 host_pid;
+	uint64_t		 timeout;	/* ms, from its go */
 	int			 placed;	/* in its cgroups */
 	int			 whole;		/* they are the container's */
+	int			 held;		/* until exec_release() */
+	int			 synced;	/* placed, waiting for its go */
 	int			 exited;	/* init reported */
 	int			 timed_out, cancelled, truncated, killed;
 	struct init_exited	 ex;
@@ -236,7 +242,32 @@ exec_write_cb(evutil_socket_t fd, short events, void *arg)
 	}
 }
 
-/* The child says it exists: place it, then let it go on. */
+/* Placed, and released: the child executes. */
+static void
+exec_go(struct exec *ex)
+{
+	char	 byte = 'g';
+
+	if (write(ex->fd_sync, &byte, 1) != 1)
+		log_debug("sandbox %s: exec %u: go: %s", ex->sb->id, ex->id,
+		    strerror(errno));
+	exec_close_fd(&ex->fd_sync, &ex->ev_sync);
+}
+
+void
+exec_release(struct exec *ex)
+{
+	if (!ex->held || ex->killed)
+		return;
+	ex->held = 0;
+	/* Its time starts now: the wait was sandboxd's, not the command's. */
+	ex->start_ns = mono_ns();
+	exec_timer(ex, ex->timeout);
+	if (ex->synced)
+		exec_go(ex);
+}
+
+/* The child says it exists: place it, then let it go on when released. */
 static void
 exec_sync_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -298,11 +329,10 @@ exec_sync_cb(evutil_socket_t fd, short events, void *arg)
 		exec_close_fd(&ex->fd_sync, &ex->ev_sync);
 		return;
 	}
-	byte = 'g';
-	if (write(ex->fd_sync, &byte, 1) != 1)
-		log_debug("sandbox %s: exec %u: go: %s", ex->sb->id, ex->id,
-		    strerror(errno));
-	exec_close_fd(&ex->fd_sync, &ex->ev_sync);
+	ex->synced = 1;
+	event_del(ex->ev_sync);
+	if (!ex->held)
+		exec_go(ex);
 }
 
 static void
@@ -314,20 +344,21 @@ exec_io_arm(struct exec *ex)
 		event_add(ex->ev_err, NULL);
 }
 
+/* The exec's pipes, and its sync socket if it has one. */
 static int
-exec_pipes(int in[2], int out[2], int err[2], int sync[2])
+exec_pipes(int in[2], int out[2], int err[2], int sync[2], int want_sync)
 {
 	int	 one = 1;
 
 	in[0] = in[1] = out[0] = out[1] = err[0] = err[1] = -1;
 	sync[0] = sync[1] = -1;
 	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
-	    pipe2(err, O_CLOEXEC) == -1 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) == -1 ||
-	    setsockopt(sync[0], SOL_SOCKET, SO_PASSCRED, &one,
-	    sizeof(one)) == -1 || fd_set_nonblock(in[1]) == -1 ||
-	    fd_set_nonblock(out[0]) == -1 || fd_set_nonblock(err[0]) == -1 ||
-	    fd_set_nonblock(sync[0]) == -1)
+	    pipe2(err, O_CLOEXEC) == -1 || fd_set_nonblock(in[1]) == -1 ||
+	    fd_set_nonblock(out[0]) == -1 || fd_set_nonblock(err[0]) == -1)
+		return -1;
+	if (want_sync && (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+	    sync) == -1 || setsockopt(sync[0], SOL_SOCKET, SO_PASSCRED, &one,
+	    sizeof(one)) == -1 || fd_set_nonblock(sync[0]) == -1))
 		return -1;
 	return 0;
 }
@@ -348,7 +379,8 @@ exec_close_pipes(int in[2], int out[2], int err[2], int sync[2])
 
 /* The IMSG_INIT_EXEC frame: header, cwd, argv, env. */
 static int
-exec_send(struct sandbox *sb, uint32_t id, const struct exec_spec *spec)
+exec_send(struct sandbox *sb, uint32_t id, const struct exec_spec *spec,
+    int nosync)
 {
 	struct init_exec	 ie;
 	struct iovec		*iov;
@@ -359,6 +391,10 @@ exec_send(struct sandbox *sb, uint32_t id, const struct exec_spec *spec)
 	ie.argc = (uint32_t)spec->argc;
 	ie.envc = (uint32_t)spec->envc;
 	ie.flags = spec->path_lookup ? INIT_EXEC_PATH : 0;
+	if (spec->shell)
+		ie.flags |= INIT_EXEC_SH;
+	if (nosync)
+		ie.flags |= INIT_EXEC_NOSYNC;
 	iov = xcalloc(2 + spec->argc + spec->envc, sizeof(*iov));
 	iov[n].iov_base = &ie;
 	iov[n++].iov_len = sizeof(ie);
@@ -384,10 +420,15 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	int		 in[2], out[2], err[2], sync[2];
 	uint32_t	 which[INIT_FD_MAX] = { INIT_FD_STDIN, INIT_FD_STDOUT,
 			    INIT_FD_STDERR, INIT_FD_SYNC };
-	int		 give[INIT_FD_MAX];
-	size_t		 i;
+	int		 give[INIT_FD_MAX], whole, nosync;
+	size_t		 i, nfds;
 
-	if (exec_pipes(in, out, err, sync) == -1) {
+	whole = !sb->persistent || (TAILQ_EMPTY(&sb->execs) &&
+	    cgroup_sandbox_quiet(sb->id, sb->init_pid));
+	/* In the container's groups from its fork, and free to go. */
+	nosync = whole && !spec->hold;
+	nfds = nosync ? INIT_FD_SYNC : INIT_FD_MAX;
+	if (exec_pipes(in, out, err, sync, !nosync) == -1) {
 		log_warn("sandbox %s: pipes", sb->id);
 		exec_close_pipes(in, out, err, sync);
 		return NULL;
@@ -399,16 +440,25 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	ex->phase = spec->phase;
 	ex->cap = spec->output;
 	ex->start_ns = mono_ns();
-	ex->oom_before = cgroup_oom_kills(sb->id, 0);
-	ex->whole = !sb->persistent || (TAILQ_EMPTY(&sb->execs) &&
-	    cgroup_sandbox_quiet(sb->id, sb->init_pid));
-	if (ex->whole)
+	ex->timeout = spec->timeout;
+	ex->whole = whole;
+	ex->held = spec->hold;
+	if (whole && sb->fresh) {
+		/* A warm container's counters were reset when it came up. */
+		ex->oom_before = 0;
+		sb->fresh = 0;
+	} else if (whole) {
+		ex->oom_before = cgroup_oom_kills(sb->id, 0);
 		cgroup_sandbox_reset(sb->id);
-	else if (cgroup_exec_create(sb->id, ex->id) == -1) {
-		exec_close_pipes(in, out, err, sync);
-		free(ex);
-		return NULL;
+	} else {
+		ex->oom_before = cgroup_oom_kills(sb->id, 0);
+		if (cgroup_exec_create(sb->id, ex->id) == -1) {
+			exec_close_pipes(in, out, err, sync);
+			free(ex);
+			return NULL;
+		}
 	}
+	ex->placed = whole;
 	/* Ours: stdin's write end, the read ends, one end of sync. */
 	ex->fd_in = in[1];
 	ex->fd_out = out[0];
@@ -418,17 +468,17 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	give[1] = out[1];
 	give[2] = err[1];
 	give[3] = sync[1];
-	for (i = 0; i < INIT_FD_MAX; i++) {
+	for (i = 0; i < nfds; i++) {
 		/* The imsg layer owns and closes each fd it is given. */
 		if (imsgev_compose(&sb->iev, IMSG_INIT_FD, ex->id, give[i],
 		    &which[i], sizeof(which[i])) == -1) {
-			while (++i < INIT_FD_MAX)
+			while (++i < nfds)
 				close(give[i]);
 			exec_free(ex);
 			return NULL;
 		}
 	}
-	if (exec_send(sb, ex->id, spec) == -1) {
+	if (exec_send(sb, ex->id, spec, nosync) == -1) {
 		exec_free(ex);
 		return NULL;
 	}
@@ -445,15 +495,17 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	    exec_read_cb, ex);
 	ex->ev_err = event_new(sbd->base, ex->fd_err, EV_READ | EV_PERSIST,
 	    exec_read_cb, ex);
-	ex->ev_sync = event_new(sbd->base, ex->fd_sync, EV_READ | EV_PERSIST,
-	    exec_sync_cb, ex);
+	if (!nosync && (ex->ev_sync = event_new(sbd->base, ex->fd_sync,
+	    EV_READ | EV_PERSIST, exec_sync_cb, ex)) == NULL)
+		fatalx("cannot create exec events");
 	ex->ev_timer = evtimer_new(sbd->base, exec_timer_cb, ex);
 	ex->ev_pause = evtimer_new(sbd->base, exec_resume, ex);
-	if (ex->ev_out == NULL || ex->ev_err == NULL || ex->ev_sync == NULL ||
+	if (ex->ev_out == NULL || ex->ev_err == NULL ||
 	    ex->ev_timer == NULL || ex->ev_pause == NULL)
 		fatalx("cannot create exec events");
 	exec_io_arm(ex);
-	event_add(ex->ev_sync, NULL);
+	if (ex->ev_sync != NULL)
+		event_add(ex->ev_sync, NULL);
 	exec_timer(ex, spec->timeout);
 	TAILQ_INSERT_TAIL(&sb->execs, ex, entry);
 	return ex;

@@ -358,6 +358,52 @@ job_audited(void *arg, int ok, const char *error)
 	job->next(job);
 }
 
+/*
+ * The intent of a job that went on meanwhile is committed, or refused: its
+ * command, held at the sync point if it is started, may execute, or never
+ * does, and the job ends with the refusal.
+ */
+static void
+job_gate(void *arg, int ok, const char *error)
+{
+	struct job	*job = arg;
+
+	if (!ok) {
+		job->audit = JOB_AUDIT_REFUSED;
+		job_error(job, SBX_E_AUDIT, 0, "audit is required and the "
+		    "record was not committed: %s", error);
+		if (job->exec != NULL)
+			exec_cancel(job->exec);
+		return;
+	}
+	job->audit = JOB_AUDIT_DONE;
+	if (job->exec != NULL)
+		exec_release(job->exec);
+}
+
+/*
+ * Send the intent and go on at once: 0, or -1 when it was refused then
+ * and there (the job is finished).  Nothing in the sandbox executes
+ * before the commit (job_exec()), and nothing it does outlives a refusal
+ * but what goes with a one-shot container.
+ */
+static int
+job_intent_early(struct job *job)
+{
+	struct audit_body	 b;
+
+	job->audit = JOB_AUDIT_PENDING;
+	audit_body_init(&b);
+	job_intent_body(job, &b);
+	audit_send(job_event(job), AOC_INTENT, job->tenant->name,
+	    job_sandbox_id(job), &b, job_gate, job);
+	audit_body_free(&b);
+	if (job->audit != JOB_AUDIT_REFUSED)
+		return 0;
+	job_finish(job);
+	return -1;
+}
+
 static void
 job_intent(struct job *job, void (*next)(struct job *))
 {
@@ -435,14 +481,21 @@ job_log_begin(struct job *job)
 	free(run);
 }
 
+/* job_exec() flags */
+#define JOB_X_LOOKUP	0x01	/* argv[0] in PATH */
+#define JOB_X_SHELL	0x02	/* argv is /bin/sh -c SCRIPT [sh args...] */
+
 static int
-job_exec(struct job *job, const char *const *argv, size_t argc, int lookup,
+job_exec(struct job *job, const char *const *argv, size_t argc, int flags,
     uint32_t phase, const void *in, size_t inlen)
 {
 	struct exec_spec	 spec;
 	const char		**env;
 	size_t			 nenv;
 
+	/* Refused while the sandbox got ready: the error is set. */
+	if (job->audit == JOB_AUDIT_REFUSED)
+		return -1;
 	job_log_begin(job);
 	env = job_env(job, &nenv);
 	memset(&spec, 0, sizeof(spec));
@@ -456,7 +509,9 @@ job_exec(struct job *job, const char *const *argv, size_t argc, int lookup,
 	spec.timeout = job_time_left(job);
 	spec.output = job->lim.output;
 	spec.phase = phase;
-	spec.path_lookup = lookup;
+	spec.path_lookup = (flags & JOB_X_LOOKUP) != 0;
+	spec.shell = (flags & JOB_X_SHELL) != 0;
+	spec.hold = job->audit == JOB_AUDIT_PENDING;
 	job->exec = exec_start(job->sb, &spec, job);
 	free(env);
 	if (job->exec == NULL) {
@@ -583,7 +638,7 @@ run_build(struct job *job)
 	argv[1] = "-c";
 	argv[2] = script;
 	job->in_build = 1;
-	rv = job_exec(job, argv, 3, 0, SBX_PHASE_BUILD, NULL, 0);
+	rv = job_exec(job, argv, 3, JOB_X_SHELL, SBX_PHASE_BUILD, NULL, 0);
 	free(script);
 	if (rv == -1)
 		job_finish(job);
@@ -609,12 +664,12 @@ run_main(struct job *job)
 		argv[3] = "sh";
 		for (i = 0; i < job->nargs; i++)
 			argv[4 + i] = job->args[i];
-		rv = job_exec(job, argv, argc, 0, SBX_PHASE_RUN,
+		rv = job_exec(job, argv, argc, JOB_X_SHELL, SBX_PHASE_RUN,
 		    job->stdin_data, job->stdin_len);
 	} else {
 		argv = job->args;
-		rv = job_exec(job, argv, job->nargs, 1, SBX_PHASE_RUN,
-		    job->stdin_data, job->stdin_len);
+		rv = job_exec(job, argv, job->nargs, JOB_X_LOOKUP,
+		    SBX_PHASE_RUN, job->stdin_data, job->stdin_len);
 		argv = NULL;
 	}
 	free(argv);
@@ -623,30 +678,37 @@ run_main(struct job *job)
 		job_finish(job);
 }
 
-static void
-run_acquire(struct job *job)
+/* A one-shot run's container: warm, or a new one.  -1 once finished. */
+static int
+run_claim(struct job *job)
 {
 	char	 id[SBX_ID_LEN + 1];
 	uint32_t slot;
 
-	if (job->oneshot && (job->sb = pool_claim(job->image,
-	    job->tenant->name, &job->lim)) != NULL)
+	if ((job->sb = pool_claim(job->image, job->tenant->name,
+	    &job->lim)) != NULL) {
 		log_debug("sandbox %s: warm, for a run of tenant %s",
 		    job->sb->id, job->tenant->name);
-	else if (job->oneshot) {
-		if (sandbox_slot_alloc(&slot) == -1) {
-			job_error(job, SBX_E_BUSY, 0, "all %u sandbox slots are "
-			    "in use; try again shortly",
-			    sbd->conf->uid_slots);
-			job_finish(job);
-			return;
-		}
-		sandbox_new_id(id);
-		job->sb = sandbox_new(id, job->tenant->name, job->image,
-		    &job->lim, 0, "");
-		job->sb->slot = slot;
-		TAILQ_INSERT_TAIL(&sbd->sandboxes, job->sb, entry);
+		return 0;
 	}
+	if (sandbox_slot_alloc(&slot) == -1) {
+		job_error(job, SBX_E_BUSY, 0, "all %u sandbox slots are "
+		    "in use; try again shortly", sbd->conf->uid_slots);
+		job_finish(job);
+		return -1;
+	}
+	sandbox_new_id(id);
+	job->sb = sandbox_new(id, job->tenant->name, job->image, &job->lim, 0,
+	    "");
+	job->sb->slot = slot;
+	TAILQ_INSERT_TAIL(&sbd->sandboxes, job->sb, entry);
+	return 0;
+}
+
+/* A run in a persistent sandbox, its intent committed. */
+static void
+run_acquire(struct job *job)
+{
 	sandbox_want(job->sb, job, run_ready);
 }
 
@@ -664,11 +726,11 @@ exec_ready(struct job *job, const char *error)
 		argv[0] = "/bin/sh";
 		argv[1] = "-c";
 		argv[2] = job->args[0];
-		if (job_exec(job, argv, 3, 0, SBX_PHASE_RUN, job->stdin_data,
-		    job->stdin_len) == -1)
+		if (job_exec(job, argv, 3, JOB_X_SHELL, SBX_PHASE_RUN,
+		    job->stdin_data, job->stdin_len) == -1)
 			job_finish(job);
-	} else if (job_exec(job, job->args, job->nargs, 1, SBX_PHASE_RUN,
-	    job->stdin_data, job->stdin_len) == -1)
+	} else if (job_exec(job, job->args, job->nargs, JOB_X_LOOKUP,
+	    SBX_PHASE_RUN, job->stdin_data, job->stdin_len) == -1)
 		job_finish(job);
 }
 
@@ -927,10 +989,18 @@ job_begin(struct job *job)
 		job_intent(job, create_acquire);
 		break;
 	case IMSG_SBX_RUN:
-		job_intent(job, run_acquire);
+		if (!job->oneshot) {
+			/* Its files go into a sandbox that stays. */
+			job_intent(job, run_acquire);
+			break;
+		}
+		/* The container first, so that the intent names it. */
+		if (run_claim(job) == 0 && job_intent_early(job) == 0)
+			sandbox_want(job->sb, job, run_ready);
 		break;
 	case IMSG_SBX_EXEC:
-		job_intent(job, exec_acquire);
+		if (job_intent_early(job) == 0)
+			exec_acquire(job);
 		break;
 	case IMSG_SBX_WRITE:
 	case IMSG_SBX_READ:

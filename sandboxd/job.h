@@ -21,6 +21,15 @@
 #define JOB_ENV_BYTES		(64 * 1024)
 #define JOB_FILES_MAX		1000
 
+/*
+ * Where a job's intent record is, for a job that goes on while auditd
+ * commits it: a one-shot run, or an exec.  Its command waits for DONE.
+ */
+#define JOB_AUDIT_AWAITED	0	/* acknowledged before it began */
+#define JOB_AUDIT_PENDING	1
+#define JOB_AUDIT_DONE		2
+#define JOB_AUDIT_REFUSED	3
+
 struct client {
 	struct conn		*c;
 	TAILQ_HEAD(, job)	 jobs;
@@ -81,6 +90,7 @@ struct job {
 
 	/* progress */
 	void			(*next)(struct job *);
+	int			 audit;		/* JOB_AUDIT_*: the intent */
 	struct exec		*exec;
 	int			 pending;	/* file writes under way */
 	int			 cancelled;

@@ -421,8 +421,12 @@ sandbox_up(struct sandbox *sb)
 {
 	evtimer_del(sb->ev_start);
 	sb->state = SB_RUNNING;
-	if (sb->pooled)
+	if (sb->pooled) {
+		/* What runc's start used is not the run's: off the hot path. */
+		cgroup_sandbox_reset(sb->id);
+		sb->fresh = 1;
 		pool_started(sb, NULL);
+	}
 	sandbox_run_waiters(sb, NULL);
 }
 

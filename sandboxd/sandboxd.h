@@ -106,6 +106,7 @@ struct sandbox {
 	uint32_t		 redestroy;	/* flags for one more after it */
 	struct outlog		 log;		/* persistent: exec output */
 	int			 pooled;	/* warm, waiting to be claimed */
+	int			 fresh;		/* its counters reset, unused */
 };
 
 TAILQ_HEAD(sandboxq, sandbox);
@@ -194,11 +195,15 @@ struct exec_spec {
 	uint64_t		 output;	/* bytes, stdout and stderr */
 	uint32_t		 phase;		/* SBX_PHASE_* */
 	int			 path_lookup;	/* INIT_EXEC_PATH */
+	int			 shell;		/* /bin/sh -c: INIT_EXEC_SH */
+	int			 hold;		/* until exec_release() */
 };
 
 struct exec	*exec_start(struct sandbox *, const struct exec_spec *,
 		    struct job *);
 void		 exec_cancel(struct exec *);
+/* A held exec's child may execute now. */
+void		 exec_release(struct exec *);
 void		 exec_init_dispatch(struct sandbox *, struct imsg *);
 /* The container went away: every exec ends now. */
 void		 exec_sandbox_gone(struct sandbox *, const char *);

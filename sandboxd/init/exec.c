@@ -1,10 +1,13 @@
 /*
  * sandbox-init: running commands for sandboxd.
  *
- * An exec's four fds arrive first and wait here for its EXEC frame.  The
- * child becomes a session leader, so that its whole process group can be
+ * An exec's fds arrive first and wait here for its EXEC frame.  The child
+ * becomes a session leader, so that its whole process group can be
  * killed, then waits on the sync socket until sandboxd has moved it into
- * the sandbox's cgroups, and only then executes.  An execve(2) failure
+ * the sandbox's cgroups (or audited its intent), and only then executes;
+ * one started in the container's own groups, already audited, has no
+ * sync socket and goes straight on.  A simple sh -c script is exec'd
+ * without the shell (shword.c).  An execve(2) failure
  * travels back over a close-on-exec pipe: end of file on it means the
  * exec succeeded.
  */
@@ -18,6 +21,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,13 +85,17 @@ exec_fd(struct imsg *imsg)
 	nheld++;
 }
 
-/* Move the exec's held fds into fds[]; the caller owns them after. */
+/*
+ * Move the exec's held fds into fds[]; the caller owns them after.  One
+ * that runs unsynced has no sync socket: fds[INIT_FD_SYNC] is -1.
+ */
 static void
-exec_take_fds(uint32_t id, int fds[INIT_FD_MAX])
+exec_take_fds(uint32_t id, int fds[INIT_FD_MAX], int nfds)
 {
 	int	 i, which, n = 0;
 
-	for (which = 0; which < INIT_FD_MAX; which++) {
+	fds[INIT_FD_SYNC] = -1;
+	for (which = 0; which < nfds; which++) {
 		fds[which] = -1;
 		for (i = 0; i < nheld; i++)
 			if (held[i].id == id && held[i].which == (uint32_t)which)
@@ -95,9 +103,13 @@ exec_take_fds(uint32_t id, int fds[INIT_FD_MAX])
 		if (fds[which] == -1)
 			init_violation("exec %u without its fd %d", id, which);
 	}
-	for (i = 0; i < nheld; i++)
+	for (i = 0; i < nheld; i++) {
 		if (held[i].id != id)
 			held[n++] = held[i];
+		else if (held[i].which >= (uint32_t)nfds)
+			init_violation("exec %u: fd %u it has no use for", id,
+			    held[i].which);
+	}
 	nheld = n;
 }
 
@@ -174,6 +186,30 @@ exec_search(char *const argv[], char *const env[], uint32_t flags)
 	return saved;
 }
 
+/*
+ * The environment with PWD, as the shell would have exported it: the
+ * command may look for it.  On failure, the environment as it was.
+ */
+static char *const *
+exec_pwd_env(char *const env[])
+{
+	char	 cwd[PATH_MAX], **v;
+	size_t	 n;
+
+	for (n = 0; env[n] != NULL; n++)
+		if (strncmp(env[n], "PWD=", 4) == 0)
+			return env;
+	if (getcwd(cwd, sizeof(cwd)) == NULL ||
+	    (v = calloc(n + 2, sizeof(*v))) == NULL)
+		return env;
+	if (asprintf(&v[0], "PWD=%s", cwd) == -1) {
+		free(v);
+		return env;
+	}
+	memcpy(v + 1, env, n * sizeof(*v));
+	return v;
+}
+
 __attribute__((__noreturn__))
 static void
 exec_child_fail(int errfd, int error)
@@ -189,7 +225,7 @@ exec_child_fail(int errfd, int error)
 __attribute__((__noreturn__))
 static void
 exec_child(int fds[INIT_FD_MAX], int cwdfd, int errfd, uint32_t flags,
-    char *const argv[], char *const env[])
+    char *const argv[], char *const direct[], char *const env[])
 {
 	struct {
 		void		*handler;	/* the kernel's sigaction */
@@ -201,7 +237,7 @@ exec_child(int fds[INIT_FD_MAX], int cwdfd, int errfd, uint32_t flags,
 	char			 c = 0;
 	ssize_t			 n;
 	long			 max;
-	int			 i, fl, sync;
+	int			 i, fl, sync, error, fallback;
 
 	setsid();
 	/*
@@ -222,6 +258,8 @@ exec_child(int fds[INIT_FD_MAX], int cwdfd, int errfd, uint32_t flags,
 	 * ends whatever sandboxd made of them.
 	 */
 	for (i = 0; i < INIT_FD_MAX; i++) {
+		if (fds[i] == -1)
+			continue;	/* no sync socket */
 		if ((fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) == -1)
 			exec_child_fail(errfd, errno);
 		if ((fl = fcntl(fds[i], F_GETFL)) != -1 && (fl & O_NONBLOCK))
@@ -244,15 +282,18 @@ exec_child(int fds[INIT_FD_MAX], int cwdfd, int errfd, uint32_t flags,
 	 * Stopping here until sandboxd answers is the point.  send(2), as
 	 * SIGPIPE would kill us if sandboxd is gone.
 	 */
-	while ((n = send(sync, &c, 1, MSG_NOSIGNAL)) == -1 && errno == EINTR)
-		;
-	if (n != 1)
-		_exit(127);
-	while ((n = read(sync, &c, 1)) == -1 && errno == EINTR)
-		;
-	if (n != 1)
-		_exit(127);
-	close(sync);
+	if (sync != -1) {
+		while ((n = send(sync, &c, 1, MSG_NOSIGNAL)) == -1 &&
+		    errno == EINTR)
+			;
+		if (n != 1)
+			_exit(127);
+		while ((n = read(sync, &c, 1)) == -1 && errno == EINTR)
+			;
+		if (n != 1)
+			_exit(127);
+		close(sync);
+	}
 
 	/* Whatever fd is left, the command must not inherit it. */
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
@@ -261,7 +302,17 @@ exec_child(int fds[INIT_FD_MAX], int cwdfd, int errfd, uint32_t flags,
 		for (i = 3; i < max; i++)
 			fcntl(i, F_SETFD, FD_CLOEXEC);
 	}
-	exec_child_fail(errfd, exec_search(argv, env, flags));
+	/*
+	 * What the shell would have run, without the shell.  If that
+	 * fails, the shell runs after all and says why in its own words;
+	 * if there is no shell, the command's own error is the one to tell.
+	 */
+	error = 0;
+	if (direct != NULL)
+		error = exec_search(direct, exec_pwd_env(env), INIT_EXEC_PATH);
+	fallback = exec_search(argv, env, flags);
+	exec_child_fail(errfd, error != 0 && fallback == ENOENT ? error :
+	    fallback);
 }
 
 void
@@ -271,6 +322,7 @@ exec_start(struct imsg *imsg)
 	struct exec		*e;
 	struct init_started	 st;
 	const char		*cwd, **argv = NULL, **env = NULL;
+	char			**direct = NULL;
 	const char		*p;
 	size_t			 len;
 	ssize_t			 n;
@@ -286,7 +338,8 @@ exec_start(struct imsg *imsg)
 	 * before they size anything.
 	 */
 	if (ie.argc < 1 || (uint64_t)ie.argc + ie.envc + 1 >
-	    imsg->datalen - sizeof(ie) || (ie.flags & ~INIT_EXEC_PATH) != 0)
+	    imsg->datalen - sizeof(ie) || (ie.flags & ~(INIT_EXEC_PATH |
+	    INIT_EXEC_SH | INIT_EXEC_NOSYNC)) != 0)
 		init_violation("exec %u: bad argc, envc or flags", id);
 	if ((argv = calloc(ie.argc + 1, sizeof(*argv))) == NULL ||
 	    (env = calloc(ie.envc + 1, sizeof(*env))) == NULL)
@@ -303,7 +356,15 @@ exec_start(struct imsg *imsg)
 		init_violation("exec %u: malformed strings", id);
 	if (exec_find(id) != NULL)
 		init_violation("exec %u is already running", id);
-	exec_take_fds(id, fds);
+	if ((ie.flags & INIT_EXEC_SH) && (ie.argc < 3 ||
+	    strcmp(argv[1], "-c") != 0 || (ie.flags & INIT_EXEC_PATH)))
+		init_violation("exec %u: INIT_EXEC_SH without sh -c", id);
+	exec_take_fds(id, fds, (ie.flags & INIT_EXEC_NOSYNC) ?
+	    INIT_FD_SYNC : INIT_FD_MAX);
+	/* Failing to allocate only means the shell runs. */
+	if (ie.flags & INIT_EXEC_SH)
+		direct = sh_simple(argv[2], (char *const *)argv + 4,
+		    ie.argc > 4 ? ie.argc - 4 : 0);
 
 	pid = -1;
 	errpipe[0] = errpipe[1] = -1;
@@ -314,12 +375,14 @@ exec_start(struct imsg *imsg)
 		error = errno;
 	else if (pid == 0)
 		exec_child(fds, cwdfd, errpipe[1], ie.flags,
-		    (char *const *)argv, (char *const *)env);
+		    (char *const *)argv, direct, (char *const *)env);
 	else
 		error = 0;
 
 	for (i = 0; i < INIT_FD_MAX; i++)
-		close(fds[i]);
+		if (fds[i] != -1)
+			close(fds[i]);
+	free(direct);
 	if (cwdfd != -1)
 		close(cwdfd);
 	if (errpipe[1] != -1)

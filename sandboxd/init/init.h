@@ -44,6 +44,9 @@ void	 exec_pollevents(const struct pollfd *, int);
 int	 exec_npollfds(void);
 void	 exec_killall(void);
 
+/* shword.c */
+char	**sh_simple(const char *, char *const [], size_t);
+
 /* files.c */
 void	 file_dispatch(struct imsg *);
 void	 file_data(struct imsg *);

@@ -207,6 +207,16 @@ check "the run's result: exit status, durations, and the output as digest and ex
         if r['outcome'] == 'ok' and r['body']['exit'] == '0' and
         len(r['body']['stdout.excerpt']) == 64 and
         r['sandbox'] != '' and 'wall_ms' in r['body']]"
+# The code runs while its intent commits, but not before: the intent names
+# the container claimed for it, and comes first.
+check "the run's intent names its container, and precedes its result" \
+    jq_ "([(i['sandbox'], i['seq'] < o['seq'])
+        for i in body('run', **{'code.sha256': '$CODESUM'})
+        for o in body('run', **{'stdout.sha256': '$OUTSUM'})
+        if i['outcome'] == 'intent' and o['outcome'] == 'ok'] ==
+        [(o['sandbox'], True)
+        for o in body('run', **{'stdout.sha256': '$OUTSUM'})
+        if o['outcome'] == 'ok' and o['sandbox'] != ''])"
 check "the wrong token: an auth-failure record, denied" \
     jq_ "[r for r in R if r['event'] == 'auth-failure' and
         r['outcome'] == 'denied' and r['role'] == 'mcpd' and
@@ -435,6 +445,7 @@ check "verify: whole after the kill ($VOUT)" test "$VRC" -eq 0
 
 check "sandboxd runs code before the disk fills" \
     wait_for 20 bash -c "'$B/tests/sbx' -u $MU -g $MU -s '$RUN/sandboxd.sock' -t alice run -l sh -c 'echo ok' 2>/dev/null | grep -q ok"
+FULLSB=$(SBX -t alice create 2> /dev/null)
 BEFORE=$("$CTL" -f "$CONF" audit tail -n 1 | awk '{ print $1 }')
 dd if=/dev/zero of="$AFS/filler" bs=64k > /dev/null 2>&1
 # What space the database had left goes to records until none is left:
@@ -451,6 +462,10 @@ rc=$?
 check "sandboxd refuses work, with a clear error ($(grep 'sbx: error' "$T/e"))" \
     test $rc -eq 2 -a -n "$(grep 'sbx: error code=4 .*audit is required and the record was not committed: audit database: database or disk is full' "$T/e")"
 check "and nothing ran" test -z "$(grep 'must not run' "$T/o")"
+SBX -t alice exec -S "$FULLSB" -c 'touch marker' > /dev/null 2> "$T/e"
+rc=$?
+check "an exec in a persistent sandbox is refused too ($(grep 'sbx: error' "$T/e"))" \
+    test $rc -eq 2 -a -n "$(grep 'sbx: error code=4 ' "$T/e")"
 mcp full "$TA" run_code '{"language":"sh","code":"echo must not run"}'
 check "an MCP client is told why (tool error naming the audit service)" \
     grep -q 'The audit service is unavailable' "$T/full.b"
@@ -460,6 +475,11 @@ check "with space again, sandboxd runs code" \
     wait_for 10 bash -c "'$B/tests/sbx' -u $MU -g $MU -s '$RUN/sandboxd.sock' -t alice run -l sh -c 'echo back' 2>/dev/null | grep -q back"
 check "auditd says it takes records again" \
     count_gt "$T/auditd.log" "the audit database takes records again" "$nagain"
+check "the refused exec never ran: no marker in its sandbox" \
+    test -n "$FULLSB" -a -z "$(SBX -t alice ls -S "$FULLSB" . 2> /dev/null | grep marker)" \
+    -a -n "$(SBX -t alice exec -S "$FULLSB" -c 'touch marker2' 2>&1 > /dev/null | grep 'result exit=0')" \
+    -a -n "$(SBX -t alice ls -S "$FULLSB" . 2> /dev/null | grep marker2)"
+SBX -t alice stop -S "$FULLSB" > /dev/null 2>&1
 verify -f "$CONF" audit verify
 check "verify: whole after the full disk ($VOUT)" test "$VRC" -eq 0
 N2=$("$CTL" -f "$CONF" audit tail -n 1 | awk '{ print $1 }')

@@ -66,6 +66,7 @@ struct job {
 	struct init_exited ex;
 	char		 out_buf[8192];
 	size_t		 outlen;
+	char		 err_buf[1024];	/* what stderr held at the exit */
 };
 
 static int64_t
@@ -524,9 +525,9 @@ job_init(struct job *j)
 	j->in = j->out = j->err = j->sync = -1;
 }
 
-/* Make the pipes and the sync socket, pass their far ends. */
+/* Make the pipes and the sync socket (if sync), pass their far ends. */
 static int
-job_fds(struct sbx *sb, struct job *j, uint32_t id)
+job_fds(struct sbx *sb, struct job *j, uint32_t id, int sync)
 {
 	int	 in[2], out[2], err[2], sp[2], one = 1;
 
@@ -546,17 +547,22 @@ job_fds(struct sbx *sb, struct job *j, uint32_t id)
 	/* The queue owns the far ends: they are closed once sent. */
 	if (send_fd(sb, id, INIT_FD_STDIN, in[0]) == -1 ||
 	    send_fd(sb, id, INIT_FD_STDOUT, out[1]) == -1 ||
-	    send_fd(sb, id, INIT_FD_STDERR, err[1]) == -1 ||
-	    send_fd(sb, id, INIT_FD_SYNC, sp[1]) == -1)
+	    send_fd(sb, id, INIT_FD_STDERR, err[1]) == -1)
 		return -1;
-	return 0;
+	if (!sync) {
+		close(sp[0]);
+		close(sp[1]);
+		j->sync = -1;
+		return 0;
+	}
+	return send_fd(sb, id, INIT_FD_SYNC, sp[1]);
 }
 
 static int
 job_send(struct sbx *sb, struct job *j, uint32_t flags, const char *cwd,
     const char *const *argv, const char *const *env)
 {
-	if (job_fds(sb, j, nextid++) == -1)
+	if (job_fds(sb, j, nextid++, !(flags & INIT_EXEC_NOSYNC)) == -1)
 		return -1;
 	return send_exec(sb, j->id, flags, (uint32_t)count_strv(argv), cwd,
 	    argv, env);
@@ -641,6 +647,21 @@ job_read(struct job *j, int line)
 	}
 }
 
+/* Whatever stderr holds, once the command is gone. */
+static void
+job_read_err(struct job *j)
+{
+	ssize_t	 n;
+	size_t	 len = 0;
+
+	fcntl(j->err, F_SETFL, O_NONBLOCK);
+	while (len < sizeof(j->err_buf) - 1 &&
+	    (n = read(j->err, j->err_buf + len,
+	    sizeof(j->err_buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	j->err_buf[len] = '\0';
+}
+
 /* STARTED, or -1 (an EXITED may have come instead). */
 static int
 job_started(struct sbx *sb, struct job *j)
@@ -693,7 +714,8 @@ job_run(struct sbx *sb, struct job *j, uint32_t flags, const char *cwd,
 		job_close(j);
 		return r;
 	}
-	if (job_sync(j) == -1 || job_go(j) == -1)
+	if (!(flags & INIT_EXEC_NOSYNC) && (job_sync(j) == -1 ||
+	    job_go(j) == -1))
 		r = -1;
 	if (input != NULL && write(j->in, input, strlen(input)) !=
 	    (ssize_t)strlen(input))
@@ -704,6 +726,8 @@ job_run(struct sbx *sb, struct job *j, uint32_t flags, const char *cwd,
 		r = -1;
 	if (r == 0 && job_exited(sb, j) == -1)
 		r = -1;
+	if (r == 0)
+		job_read_err(j);
 	job_close(j);
 	return r;
 }
@@ -1139,6 +1163,87 @@ test_exec_fail(struct sbx *sb)
 	path_join(p, dir, "hello");
 	unlink(p);
 	path_join(p, dir, "noexec");
+	unlink(p);
+	rmdir(dir);
+}
+
+/*
+ * Without the sync socket; and sh -c scripts that need no shell run
+ * without one (the "shell" here does not even exist), those that do, or
+ * whose command cannot run, with the real one.
+ */
+static void
+test_exec_shell(struct sbx *sb)
+{
+	static const char *const direct[] = { "/nonexistent/sh", "-c",
+	    "hello x 'a (b)'", NULL };
+	static const char *const args[] = { "/nonexistent/sh", "-c",
+	    "exec hello \"$@\"", "sh", "1  2", "$3", NULL };
+	static const char *const env_[] = { "/nonexistent/sh", "-c", "env",
+	    NULL };
+	static const char *const compound[] = { "/bin/sh", "-c",
+	    "hello a; hello b", NULL };
+	static const char *const missing[] = { "/bin/sh", "-c",
+	    "nothere arg", NULL };
+	static const char *const neither[] = { "/nonexistent/sh", "-c",
+	    "nothere", NULL };
+	static const char *const noexec[] = { "/bin/sh", "-c", "noscript",
+	    NULL };
+	static const char *const echo[] = { "/bin/echo", "unsynced", NULL };
+	char		 envpath[PATH_MAX + 32], dir[PATH_MAX], p[PATH_MAX];
+	char		 real[PATH_MAX], want[PATH_MAX + 8];
+	const char	*env[2] = { envpath, NULL };
+	struct job	 j;
+	int		 fd;
+
+	ok(job_run(sb, &j, INIT_EXEC_NOSYNC, "", echo, NULL, NULL) == 0 &&
+	    strcmp(j.out_buf, "unsynced\n") == 0 && j.ex.status == 0,
+	    "exec: INIT_EXEC_NOSYNC: three fds, no sync, it runs at once");
+
+	path_join(dir, base, "bin");
+	mkdir(dir, 0755);
+	path_join(p, dir, "hello");
+	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0755)) == -1 || write(fd, "#!/bin/sh\necho from-path \"$@\"\n",
+	    31) != 31)
+		die(p);
+	close(fd);
+	/* No #!: only a shell runs it, as a script. */
+	path_join(p, dir, "noscript");
+	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0755)) == -1 || write(fd, "echo as-script\n", 15) != 15)
+		die(p);
+	close(fd);
+	snprintf(envpath, sizeof(envpath), "PATH=%s:/usr/bin:/bin", dir);
+
+	ok(job_run(sb, &j, INIT_EXEC_SH, "", direct, env, NULL) == 0 &&
+	    strcmp(j.out_buf, "from-path x a (b)\n") == 0 && j.ex.status == 0,
+	    "exec: INIT_EXEC_SH: a simple script runs without the shell");
+	ok(job_run(sb, &j, INIT_EXEC_SH, "", args, env, NULL) == 0 &&
+	    strcmp(j.out_buf, "from-path 1  2 $3\n") == 0,
+	    "exec: ... exec dropped, \"$@\" the arguments as they are");
+	if (realpath(ws, real) == NULL)
+		die("realpath");
+	snprintf(want, sizeof(want), "PWD=%s\n", real);
+	ok(job_run(sb, &j, INIT_EXEC_SH, "", env_, env, NULL) == 0 &&
+	    strstr(j.out_buf, want) != NULL,
+	    "exec: ... with PWD in its environment, as the shell exports it");
+	ok(job_run(sb, &j, INIT_EXEC_SH, "", compound, env, NULL) == 0 &&
+	    strcmp(j.out_buf, "from-path a\nfrom-path b\n") == 0,
+	    "exec: INIT_EXEC_SH: a compound script runs in the shell");
+	ok(job_run(sb, &j, INIT_EXEC_SH, "", missing, env, NULL) == 0 &&
+	    WEXITSTATUS(j.ex.status) == 127 && j.ex.exec_errno == 0 &&
+	    strstr(j.err_buf, "not found") != NULL,
+	    "exec: a missing command: the shell's 127 and its message");
+	ok(job_run(sb, &j, INIT_EXEC_SH, "", neither, env, NULL) == 0 &&
+	    WEXITSTATUS(j.ex.status) == 127 && j.ex.exec_errno == ENOENT,
+	    "exec: no command and no shell: the command's ENOENT");
+	ok(job_run(sb, &j, INIT_EXEC_SH, "", noexec, env, NULL) == 0 &&
+	    strcmp(j.out_buf, "as-script\n") == 0 && j.ex.status == 0,
+	    "exec: a file without #! still runs, as the shell's script");
+	path_join(p, dir, "hello");
+	unlink(p);
+	path_join(p, dir, "noscript");
 	unlink(p);
 	rmdir(dir);
 }
@@ -1683,7 +1788,7 @@ enum bad {
 	BAD_PATH_NO_NUL, BAD_DATA_TOO_MUCH, BAD_DATA_TOO_BIG, BAD_HELD_FDS,
 	BAD_OPS, BAD_EXEC_DUP, BAD_FD_TWICE, BAD_FD_MISSING, BAD_HELLO_AGAIN,
 	BAD_ARGC0, BAD_ARGC_HUGE, BAD_STRINGS, BAD_FLAGS, BAD_DIR_DATA, BAD_EXEC_FLAGS,
-	BAD_FRAME, BAD_MAX
+	BAD_FRAME, BAD_SH_NO_C, BAD_NOSYNC_FD, BAD_MAX
 };
 
 static const char *const bad_names[BAD_MAX] = {
@@ -1697,6 +1802,7 @@ static const char *const bad_names[BAD_MAX] = {
 	"fewer strings than argc + envc",
 	"unknown file flags", "DATA announced for a DIR",
 	"unknown exec flags", "a frame over PROTO_INIT_FRAME",
+	"INIT_EXEC_SH without sh -c", "a sync fd for an unsynced exec",
 };
 
 static void
@@ -1801,6 +1907,14 @@ bad_send(struct sbx *sb, enum bad which, uint32_t running)
 		hdr.pid = 0;
 		if (write(sb->ib.fd, &hdr, sizeof(hdr)) != sizeof(hdr))
 			diag("short write");
+		break;
+	case BAD_SH_NO_C:
+	case BAD_NOSYNC_FD:
+		for (w = 0; w < INIT_FD_MAX; w++)
+			send_fd(sb, id, w, open("/dev/null",
+			    O_RDONLY | O_CLOEXEC));
+		send_exec(sb, id, which == BAD_SH_NO_C ? INIT_EXEC_SH :
+		    INIT_EXEC_NOSYNC, 2, "", two, NULL);
 		break;
 	case BAD_MAX:
 		break;
@@ -1992,6 +2106,7 @@ main(int argc, char *argv[])
 	test_exec_basic(&sb);
 	test_exec_io(&sb);
 	test_exec_fail(&sb);
+	test_exec_shell(&sb);
 	test_exec_cwd(&sb);
 	test_exec_sync(&sb);
 	test_exec_background(&sb);
