@@ -513,6 +513,55 @@ cg_prune(const char *dir, int self)
 		rmdir(dir);
 }
 
+static int
+cg_thaw(const char *procs, void *arg)
+{
+	char	 path[PATH_MAX], *slash;
+
+	str_copy(path, procs, sizeof(path));
+	if ((slash = strrchr(path, '/')) != NULL) {
+		*slash = '\0';
+		if (str_fmt(path + strlen(path), sizeof(path) - strlen(path),
+		    "/freezer.state") == 0)
+			(void)cg_write(path, "THAWED");
+	}
+	return 0;
+}
+
+/* Thaw a container's groups, its execs' too: frozen, a kill waits. */
+void
+cgroup_sandbox_thaw(const char *id)
+{
+	char	 path[PATH_MAX];
+
+	cg_path(path, sizeof(path), CG_FREEZER, id, 0, "freezer.state");
+	(void)cg_write(path, "THAWED");
+	(void)cg_each_exec(id, cg_thaw, NULL);
+}
+
+/*
+ * A dead container's groups, in every hierarchy, deepest first: what runc
+ * delete takes away.  0, or -1 when one is left (something is in it).
+ */
+int
+cgroup_sandbox_remove(const char *id)
+{
+	char	 path[PATH_MAX];
+	int	 i, rv = 0;
+
+	for (i = 0; i < cg_nall; i++) {
+		if (str_fmt(path, sizeof(path), "%s/%s/%s", cg_all[i],
+		    cg_parent, id) == -1)
+			return -1;
+		cg_prune(path, 1);
+		if (access(path, F_OK) == 0) {
+			log_warnx("cgroup %s: still in use", path);
+			rv = -1;
+		}
+	}
+	return rv;
+}
+
 /*
  * Groups a previous run left and, with parents set, the /mcpd parents runc
  * made in every hierarchy: only empty ones can go, which is what we want.

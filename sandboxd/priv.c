@@ -17,6 +17,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -65,6 +66,19 @@ struct pop {
 	pid_t			 initpid;	/* STARTED: the container's */
 	int			 readyfd;	/* slirp4netns: configured */
 	struct event		*ev_ready;
+	int			 pidfd;		/* DESTROY: its init, dying */
+	struct event		*ev_exit;
+	struct event		*ev_slow;	/* ... for too long */
+};
+
+/*
+ * A container we started, by a pidfd on its init: destroying it is then
+ * a kill, a wait and a few rmdirs, with no runc delete to start.
+ */
+struct ctr {
+	TAILQ_ENTRY(ctr)	 entry;
+	char			 id[SBX_ID_LEN + 1];
+	int			 pidfd;
 };
 
 /* A container's user-mode network, for policies that allow egress. */
@@ -83,6 +97,7 @@ static int			 memsw;
 static char			 runc_root[PATH_MAX];
 static TAILQ_HEAD(, pop)	 pops = TAILQ_HEAD_INITIALIZER(pops);
 static TAILQ_HEAD(, net)	 nets = TAILQ_HEAD_INITIALIZER(nets);
+static TAILQ_HEAD(, ctr)	 ctrs = TAILQ_HEAD_INITIALIZER(ctrs);
 
 static void	pop_step(struct pop *, int);
 static void	pop_reply(struct pop *, uint32_t, pid_t);
@@ -336,6 +351,60 @@ priv_mount_disk(const char *disk, const char *ws, char *err, size_t len)
 	return -1;
 }
 
+/*
+ * Remember a new container's init by a pidfd, once it is sure the pid is
+ * still that init: it is our child, so only we could have reaped it, and
+ * /proc says it is in the container's groups.  Without a pidfd the
+ * container is destroyed by runc delete.
+ */
+static void
+ctr_add(const char *id, pid_t pid)
+{
+	struct ctr	*c;
+	char		 path[64], buf[4096], want[128];
+	ssize_t		 n;
+	int		 fd, pidfd;
+
+	if ((pidfd = pidfd_open(pid, 0)) == -1) {
+		log_debug("sandbox %s: pidfd_open: %s", id, strerror(errno));
+		return;
+	}
+	(void)str_fmt(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	(void)str_fmt(want, sizeof(want), ":/%s/%s\n", cgroup_parent(), id);
+	n = -1;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0 || (buf[n] = '\0', strstr(buf, want) == NULL)) {
+		log_debug("sandbox %s: pid %d is not its init", id, (int)pid);
+		close(pidfd);
+		return;
+	}
+	c = xcalloc(1, sizeof(*c));
+	memcpy(c->id, id, sizeof(c->id));
+	c->pidfd = pidfd;
+	TAILQ_INSERT_TAIL(&ctrs, c, entry);
+}
+
+/* The pidfd of a container's init, now the caller's; -1 if unknown. */
+static int
+ctr_take(const char *id)
+{
+	struct ctr	*c;
+	int		 fd;
+
+	TAILQ_FOREACH(c, &ctrs, entry)
+		if (strcmp(c->id, id) == 0)
+			break;
+	if (c == NULL)
+		return -1;
+	TAILQ_REMOVE(&ctrs, c, entry);
+	fd = c->pidfd;
+	free(c);
+	return fd;
+}
+
 static void
 pop_reply(struct pop *op, uint32_t type, pid_t pid)
 {
@@ -352,6 +421,12 @@ static void
 pop_free(struct pop *op)
 {
 	TAILQ_REMOVE(&pops, op, entry);
+	if (op->ev_exit != NULL)
+		event_free(op->ev_exit);
+	if (op->ev_slow != NULL)
+		event_free(op->ev_slow);
+	if (op->pidfd != -1)
+		close(op->pidfd);
 	if (op->initfd != -1)
 		close(op->initfd);
 	if (op->ev_ready != NULL)
@@ -650,6 +725,7 @@ pop_start(struct pop *op, int status)
 			return;
 		}
 		op->initpid = pid;
+		ctr_add(op->id, pid);
 		if (op->start.network == NET_EGRESS) {
 			if (net_start(op) == -1)
 				pop_fail(op, "slirp4netns: %s", strerror(errno));
@@ -661,33 +737,103 @@ pop_start(struct pop *op, int status)
 	}
 }
 
+#define DESTROY_KILL_SECS	10
+
 enum {
-	DESTROY_RUNC,
-	DESTROY_WAIT,
+	DESTROY_KILL,		/* kill its init, or have runc delete it */
+	DESTROY_EXITED,		/* its init is gone: take its groups away */
+	DESTROY_WAIT,		/* runc delete is done */
 };
+
+static void
+pop_exited(evutil_socket_t fd, short events, void *arg)
+{
+	pop_step(arg, 0);
+}
+
+static void
+pop_kill_done(struct pop *op)
+{
+	event_free(op->ev_exit);
+	op->ev_exit = NULL;
+	event_free(op->ev_slow);
+	op->ev_slow = NULL;
+	close(op->pidfd);
+	op->pidfd = -1;
+}
+
+static void pop_runc_delete(struct pop *);
+
+/* A kill that does not end it is runc's to try. */
+static void
+pop_kill_slow(evutil_socket_t fd, short events, void *arg)
+{
+	struct pop	*op = arg;
+
+	log_warnx("sandbox %s: its init did not end %d s after SIGKILL; "
+	    "trying runc delete", op->id, DESTROY_KILL_SECS);
+	pop_kill_done(op);
+	pop_runc_delete(op);
+}
+
+static void
+pop_runc_delete(struct pop *op)
+{
+	const char *argv[] = { pconf->runc, "--root", runc_root, "delete",
+	    "--force", op->id, NULL };
+
+	if ((op->pid = priv_spawn(argv, -1)) == -1) {
+		pop_fail(op, "runc: %s", strerror(errno));
+		return;
+	}
+	op->step = DESTROY_WAIT;
+}
 
 static void
 pop_destroy(struct pop *op, int status)
 {
-	char	 logf[PATH_MAX], ws[PATH_MAX];
+	struct timeval	 slow = { DESTROY_KILL_SECS, 0 };
+	char		 ws[PATH_MAX];
 
 	switch (op->step) {
-	case DESTROY_RUNC:
+	case DESTROY_KILL:
 		net_stop(op->id);
 		(void)str_fmt(op->bundle, sizeof(op->bundle), "%s/%s/%s",
 		    pconf->run_dir, SBX_BUNDLES, op->id);
-		(void)str_fmt(logf, sizeof(logf), "%s/runc.log", op->bundle);
-		{
-			const char *argv[] = { pconf->runc, "--root",
-			    runc_root, "delete", "--force", op->id, NULL };
-
-			if ((op->pid = priv_spawn(argv, -1)) == -1) {
-				pop_fail(op, "runc: %s", strerror(errno));
-				return;
-			}
+		/*
+		 * Its init dies, and the kernel kills the rest of its pid
+		 * namespace before init's end is seen.  Frozen members
+		 * would hold that up: they are thawed, to die.
+		 */
+		if ((op->pidfd = ctr_take(op->id)) == -1 ||
+		    (pidfd_send_signal(op->pidfd, SIGKILL, NULL, 0) == -1 &&
+		    errno != ESRCH)) {
+			pop_runc_delete(op);
+			return;
 		}
-		op->step = DESTROY_WAIT;
+		cgroup_sandbox_thaw(op->id);
+		if ((op->ev_exit = event_new(pbase, op->pidfd, EV_READ,
+		    pop_exited, op)) == NULL || event_add(op->ev_exit,
+		    NULL) == -1 || (op->ev_slow = evtimer_new(pbase,
+		    pop_kill_slow, op)) == NULL || evtimer_add(op->ev_slow,
+		    &slow) == -1)
+			fatalx("priv: cannot watch a container's end");
+		op->step = DESTROY_EXITED;
 		return;
+	case DESTROY_EXITED:
+		pop_kill_done(op);
+		/* Anything left that runc would know better: its turn. */
+		if (cgroup_sandbox_remove(op->id) == -1) {
+			pop_runc_delete(op);
+			return;
+		}
+		(void)str_fmt(ws, sizeof(ws), "%s/%s", runc_root, op->id);
+		if (rm_tree(ws) == -1)
+			log_warn("sandbox %s: remove runc state", op->id);
+		log_debug("sandbox %s: killed; its groups and runc state "
+		    "removed", op->id);
+		op->step = DESTROY_WAIT;
+		/* FALLTHROUGH */
 	case DESTROY_WAIT:
 		/* runc says nothing useful if the container is gone. */
 		(void)str_fmt(op->disk, sizeof(op->disk), "%s/%s/%s",
@@ -757,6 +903,7 @@ priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 		op = xcalloc(1, sizeof(*op));
 		op->type = IMSG_PRIV_START;
 		op->readyfd = -1;
+		op->pidfd = -1;
 		op->initfd = imsg_take_fd(imsg);
 		if ((why = priv_check_start(&ps, &im)) != NULL) {
 			/* The main process broke the protocol. */
@@ -778,6 +925,7 @@ priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 		op->type = IMSG_PRIV_DESTROY;
 		op->initfd = -1;
 		op->readyfd = -1;
+		op->pidfd = -1;
 		op->flags = pd.flags;
 		memcpy(op->id, pd.id, sizeof(op->id));
 		TAILQ_INSERT_TAIL(&pops, op, entry);

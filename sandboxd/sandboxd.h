@@ -256,6 +256,8 @@ uint64_t	 cgroup_memory_now(const char *);
 int		 cgroup_sandbox_limits(const char *, const struct limits *,
 		    const struct limits *);
 void		 cgroup_sandbox_kill(const char *, int);
+void		 cgroup_sandbox_thaw(const char *);
+int		 cgroup_sandbox_remove(const char *);
 void		 cgroup_cleanup(int);
 int		 cgroup_landlock_paths(const char *[], size_t);
 

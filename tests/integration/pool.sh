@@ -105,8 +105,9 @@ last_claim() {	# the container the newest claim of TENANT got
 	    "$LOG" | tail -1
 }
 
-gone() {	# gone ID: no container, process or cgroup of it is left
+gone() {	# gone ID: no container, runc state or cgroup of it is left
 	! runc --root "$RUN/runc" list -q 2>/dev/null | grep -qx "$1" &&
+	    [ ! -e "$RUN/runc/$1" ] &&
 	    ! ls -d /sys/fs/cgroup/*/"$CGP/$1" >/dev/null 2>&1
 }
 
@@ -268,6 +269,30 @@ check "an exec beside a background process times out ($RES)" \
 check "and the background process lives on ($(procs "$sid") processes)" \
     eval '[ "$(procs "$sid")" -eq 2 ]'
 as bob stop -S "$sid"
+
+# A container is destroyed by killing its init through a pidfd, which
+# takes its whole pid namespace along, then removing its groups and runc's
+# state: no runc delete.  What a run leaves behind, daemonised or frozen,
+# goes with it.
+as alice run -l sh -c 'setsid sh -c "sleep 301" > /dev/null 2>&1 < /dev/null & echo bg'
+c=$(last_claim alice)
+check "a run leaves a daemon behind ($OUT)" test "$OUT" = bg
+check "its container is destroyed all the same" wait_for 10 gone "$c"
+check "without runc delete" \
+    wait_log "$LOG" "sandbox $c: killed; its groups and runc state removed"
+check "and the daemon is dead" \
+    wait_for 5 eval '! pgrep -f "sleep 301" > /dev/null'
+sid=$(SBX -t bob create 2>/dev/null)
+as bob exec -S "$sid" -c 'sleep 302 > /dev/null 2>&1 & echo started'
+echo FROZEN > "/sys/fs/cgroup/freezer/$CGP/$sid/freezer.state"
+check "a frozen persistent sandbox ($(cat "/sys/fs/cgroup/freezer/$CGP/$sid/freezer.state"))" \
+    wait_for 5 grep -q FROZEN "/sys/fs/cgroup/freezer/$CGP/$sid/freezer.state"
+timeout 60 "$B/tests/sbx" -u $MU -g $MU -s "$RUN/sandboxd.sock" -t bob \
+    stop -S "$sid" > /dev/null 2>&1
+rc=$?
+check "stops all the same (status $rc)" test $rc -eq 0
+check "and is gone, with its processes" \
+    wait_for 10 eval 'gone "$sid" && ! pgrep -f "sleep 302" > /dev/null'
 
 # At the end the pool goes with sandboxd.
 check "sandboxd stops cleanly" stop sandboxd
