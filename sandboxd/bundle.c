@@ -377,6 +377,168 @@ bundle_config(const struct bundle *b, char *err, size_t errlen)
 	return c;
 }
 
+/*
+ * Templates.  Containers of one image differ in a few fields: their uid
+ * range, cgroup, limits and workspace.  The rest, the seccomp profile
+ * most of all, is built once per image and kept; each container's
+ * configuration is its template with those fields set.
+ */
+#define BUNDLE_TEMPLATES	8
+
+static struct {
+	char		*key;		/* what the template depends on */
+	json_t		*config;
+	uint64_t	 used;
+} bundle_tpl[BUNDLE_TEMPLATES];
+static uint64_t	 bundle_tpl_clock;
+
+/* Everything of b the template holds; the container's own fields not. */
+static char *
+bundle_tpl_key(const struct bundle *b)
+{
+	char	*key, *k;
+	int	 i;
+
+	xasprintf(&key, "%d\n%s\n%s\n%s\n%s\n%d\n%d", (int)b->image->type,
+	    b->image->path, b->host->rootfs, b->host->etc, b->init, b->memsw,
+	    b->workspace != NULL);
+	for (i = 0; i < b->host->nbinds; i++) {
+		xasprintf(&k, "%s\n%s", key, b->host->binds[i]);
+		free(key);
+		key = k;
+	}
+	return key;
+}
+
+static json_t *
+bundle_mount_at(json_t *config, const char *dst)
+{
+	json_t	*m;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(config, "mounts"), i, m)
+		if (json_is_string(json_object_get(m, "destination")) &&
+		    strcmp(json_string_value(json_object_get(m,
+		    "destination")), dst) == 0)
+			return m;
+	return NULL;
+}
+
+static int
+bundle_set_int(json_t *o, const char *key, json_int_t v)
+{
+	return o == NULL ? -1 : json_object_set_new(o, key, json_integer(v));
+}
+
+/* A container's own fields, into a configuration of its image. */
+static int
+bundle_fill(json_t *c, const struct bundle *b)
+{
+	const struct limits	*l = b->limits;
+	json_t			*linux_, *res, *rl, *m, *fresh;
+	char			 opts[128];
+	int			 r = 0;
+
+	linux_ = json_object_get(c, "linux");
+	res = json_object_get(linux_, "resources");
+	r |= bundle_set_int(json_array_get(json_object_get(linux_,
+	    "uidMappings"), 0), "hostID", (json_int_t)b->uid_base);
+	r |= bundle_set_int(json_array_get(json_object_get(linux_,
+	    "gidMappings"), 0), "hostID", (json_int_t)b->uid_base);
+	r |= json_object_set_new(linux_, "cgroupsPath",
+	    json_string(b->cgroup));
+	r |= bundle_set_int(json_object_get(res, "memory"), "limit",
+	    (json_int_t)l->memory);
+	if (b->memsw)
+		r |= bundle_set_int(json_object_get(res, "memory"), "swap",
+		    (json_int_t)l->memory);
+	r |= bundle_set_int(json_object_get(res, "pids"), "limit",
+	    (json_int_t)l->pids);
+	r |= bundle_set_int(json_object_get(res, "cpu"), "quota",
+	    (json_int_t)l->cpus * BUNDLE_CPU_PERIOD / 1000);
+
+	/* RLIMIT_NPROC and RLIMIT_FSIZE, as bundle_process() orders them. */
+	rl = json_object_get(json_object_get(c, "process"), "rlimits");
+	r |= bundle_set_int(json_array_get(rl, 1), "hard", (json_int_t)l->pids);
+	r |= bundle_set_int(json_array_get(rl, 1), "soft", (json_int_t)l->pids);
+	r |= bundle_set_int(json_array_get(rl, 3), "hard",
+	    (json_int_t)l->disk * 2);
+	r |= bundle_set_int(json_array_get(rl, 3), "soft",
+	    (json_int_t)l->disk * 2);
+
+	/* The mounts sized by the limits: new entries, as bundle_mounts(). */
+	if ((fresh = json_array()) == NULL)
+		return -1;
+	snprintf(opts, sizeof(opts), "nosuid,nodev,mode=1777,size=%llu",
+	    (unsigned long long)l->disk);
+	r |= bundle_mount(fresh, "/tmp", "tmpfs", "tmpfs", opts);
+	if (b->workspace != NULL)
+		r |= bundle_mount(fresh, SBX_WORKSPACE, "bind", b->workspace,
+		    "bind,rw,nosuid,nodev");
+	else {
+		snprintf(opts, sizeof(opts), "nosuid,nodev,mode=0755,"
+		    "uid=%d,gid=%d,size=%llu", SBX_USER_UID, SBX_USER_UID,
+		    (unsigned long long)l->disk);
+		r |= bundle_mount(fresh, SBX_WORKSPACE, "tmpfs", "tmpfs", opts);
+	}
+	if (r == 0 && ((m = bundle_mount_at(c, "/tmp")) == NULL ||
+	    json_object_update(m, json_array_get(fresh, 0)) == -1 ||
+	    (m = bundle_mount_at(c, SBX_WORKSPACE)) == NULL ||
+	    json_object_update(m, json_array_get(fresh, 1)) == -1))
+		r = -1;
+	json_decref(fresh);
+	return r == 0 ? 0 : -1;
+}
+
+/* The configuration of b, from its image's template: borrowed. */
+static json_t *
+bundle_from_template(const struct bundle *b, char *err, size_t errlen)
+{
+	char	*key;
+	size_t	 i, slot = 0;
+
+	if (bundle_check(b, err, errlen) == -1)
+		return NULL;
+	key = bundle_tpl_key(b);
+	for (i = 0; i < BUNDLE_TEMPLATES; i++) {
+		if (bundle_tpl[i].key != NULL &&
+		    strcmp(bundle_tpl[i].key, key) == 0)
+			break;
+		if (bundle_tpl[i].used < bundle_tpl[slot].used)
+			slot = i;
+	}
+	if (i == BUNDLE_TEMPLATES) {
+		i = slot;
+		free(bundle_tpl[i].key);
+		json_decref(bundle_tpl[i].config);
+		bundle_tpl[i].key = NULL;
+		if ((bundle_tpl[i].config = bundle_config(b, err,
+		    errlen)) == NULL) {
+			free(key);
+			return NULL;
+		}
+		bundle_tpl[i].key = key;
+		key = NULL;
+	}
+	free(key);
+	bundle_tpl[i].used = ++bundle_tpl_clock;
+	if (bundle_fill(bundle_tpl[i].config, b) == -1) {
+		/* Half filled, it is no template any more. */
+		free(bundle_tpl[i].key);
+		bundle_tpl[i].key = NULL;
+		json_decref(bundle_tpl[i].config);
+		bundle_tpl[i].config = NULL;
+		bundle_tpl[i].used = 0;
+		bundle_err(err, errlen, "cannot fill in the configuration");
+		return NULL;
+	}
+	return bundle_tpl[i].config;
+}
+
+/*
+ * Runtime state, gone at the next start: written atomically, not synced,
+ * since nothing reads it after a crash.
+ */
 int
 bundle_write(const struct bundle *b, char *err, size_t errlen)
 {
@@ -384,8 +546,9 @@ bundle_write(const struct bundle *b, char *err, size_t errlen)
 	char	 tmp[PATH_MAX], path[PATH_MAX];
 	int	 fd, saved;
 
-	if ((c = bundle_config(b, err, errlen)) == NULL)
+	if ((c = bundle_from_template(b, err, errlen)) == NULL)
 		return -1;
+	json_incref(c);
 	if ((size_t)snprintf(path, sizeof(path), "%s/" BUNDLE_CONFIG,
 	    b->dir) >= sizeof(path) ||
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.config.XXXXXX",
@@ -401,7 +564,7 @@ bundle_write(const struct bundle *b, char *err, size_t errlen)
 		bundle_err(err, errlen, "%s: %s", tmp, strerror(saved));
 		return -1;
 	}
-	if (json_dumpfd(c, fd, JSON_COMPACT) == -1 || fsync(fd) == -1) {
+	if (json_dumpfd(c, fd, JSON_COMPACT) == -1) {
 		saved = errno;
 		goto fail;
 	}
@@ -416,11 +579,6 @@ bundle_write(const struct bundle *b, char *err, size_t errlen)
 		goto fail;
 	}
 	json_decref(c);
-	/* Make the rename itself durable. */
-	if ((fd = open(b->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
-		(void)fsync(fd);
-		close(fd);
-	}
 	return 0;
 
  fail:

@@ -1030,6 +1030,69 @@ test_validation(void)
 #undef REFUSED
 }
 
+/* What bundle_write wrote is what bundle_config makes from scratch. */
+static int
+written_fresh(struct bundle *b, const char *what)
+{
+	json_t		*c, *back;
+	json_error_t	 je;
+	char		 err[256];
+	int		 same;
+
+	if (bundle_write(b, err, sizeof(err)) == -1) {
+		diag("%s: %s", what, err);
+		return 0;
+	}
+	c = bundle_config(b, err, sizeof(err));
+	back = json_load_file(path("bundle/config.json"), 0, &je);
+	same = c != NULL && back != NULL && json_equal(c, back);
+	json_decref(c);
+	json_decref(back);
+	return same;
+}
+
+/*
+ * Configurations come from a template per image with each container's
+ * own fields set: whatever came before, the result is the one built
+ * from scratch.
+ */
+static void
+test_template(void)
+{
+	struct bundle	 b;
+	struct limits	 l2;
+
+	bundle_default(&b, path("bundle"));
+	ok(written_fresh(&b, "first"), "template: the first container");
+	l2 = lim;
+	l2.memory = 64ULL << 20;
+	l2.pids = 7;
+	l2.cpus = 2500;
+	l2.disk = 5ULL << 20;
+	b.id = "0123456789abcdef0123456789abcdef";
+	b.cgroup = "/mcpd-1234/0123456789abcdef0123456789abcdef";
+	b.uid_base = TEST_UID_BASE + 65536 * 3;
+	b.limits = &l2;
+	ok(written_fresh(&b, "second"), "template: another id, uid range, "
+	    "cgroup and limits");
+	b.workspace = path("bundle");
+	ok(written_fresh(&b, "workspace"), "template: a persistent workspace");
+	b.workspace = NULL;
+	ok(written_fresh(&b, "tmpfs again"), "template: a tmpfs workspace "
+	    "again, with the second's limits");
+	bundle_default(&b, path("bundle"));
+	ok(written_fresh(&b, "first again"),
+	    "template: the first container's fields again");
+	b.memsw = 0;
+	ok(written_fresh(&b, "no memsw"), "template: without swap accounting");
+	b.memsw = 1;
+	b.image = &img_rootfs;
+	ok(written_fresh(&b, "rootfs"), "template: a rootfs image");
+	b.image = &img_host;
+	b.limits = &l2;
+	ok(written_fresh(&b, "host again"), "template: the host image again");
+}
+
 static void
 test_write(void)
 {
@@ -1066,6 +1129,7 @@ test_write(void)
 	b.id = "nothex";
 	ok(bundle_write(&b, err, sizeof(err)) == -1, "a bad bundle is not "
 	    "written");
+	test_template();
 }
 
 /* ---- the seccomp profile ---- */
