@@ -10,9 +10,16 @@
 #
 # Environment: N latency samples per row (100), NT runs per throughput row
 # (150), ND docker samples (20), GAP ms between paced requests (150), W
-# warm-up runs per row (3).  The measuring is tests/tools/mcpbench.c, in
-# C, so that no client interpreter is in the path; the runc baseline's
-# bundles come from tests/tools/mkbundle.c, sandboxd's own bundle code.
+# warm-up runs per row and round (3), R rounds (5).  The measuring is
+# tests/tools/mcpbench.c, in C, so that no client interpreter is in the
+# path; the runc baseline's bundles come from tests/tools/mkbundle.c,
+# sandboxd's own bundle code.
+#
+# The machines this runs on are shared, and how fast they are drifts over
+# seconds.  So the rows are not measured one after the other: each round
+# takes N/R samples of every latency row in turn, and each throughput
+# round runs (b) and (d) in turn, and the table pools the rounds.  A slow
+# spell then falls on every row alike, and the ratios hold.
 #
 # Prints; asserts nothing: these machines are shared and noisy.
 set -u
@@ -24,6 +31,7 @@ NT=${NT:-150}
 ND=${ND:-20}
 GAP=${GAP:-150}
 W=${W:-3}
+R=${R:-5}
 POOL=4
 # A uid range of the benchmark's own: the tests use 2^28 and ranges near
 # 1966080000; the runc baseline takes a slot past the daemons' 64.
@@ -50,7 +58,11 @@ RUNC=$(command -v runc) || { echo "speed.sh: no runc" >&2; exit 1; }
 T=$(mktemp -d /var/tmp/mcpd-bench-speed.XXXXXX)
 chmod 0755 "$T"
 mkdir "$T/res"
-RUN=$T/run
+# Runtime state, the run directory and runc's, on a tmpfs as /run is on
+# a standard system (on this one it may not be), for the suite and the
+# baseline alike.
+MEM=$T/mem
+RUN=$MEM/run
 CONF=$T/mcpd.conf
 BCG=mcpd-bench-$$		# the baseline's cgroup parent
 DIMG=
@@ -86,7 +98,7 @@ cleanup() {
 	local id r m
 	[ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
 	stop_daemons
-	for r in "$T/runc-root" "$RUN/runc"; do
+	for r in "$MEM/runc-root" "$RUN/runc"; do
 		for id in $("$RUNC" --root "$r" list -q 2>/dev/null); do
 			"$RUNC" --root "$r" delete -f "$id" 2>/dev/null
 		done
@@ -105,19 +117,46 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+mkdir "$MEM"
+if ! mount -t tmpfs -o size=512m,mode=0755 tmpfs "$MEM"; then
+	echo "speed.sh: cannot mount a tmpfs on $MEM" >&2
+	exit 1
+fi
 
 # --- the table's pieces -----------------------------------------------------
 
-# measure KEY mcpbench-args...: its last line in $T/res/KEY, its stderr
-# in $T/res/KEY.err.
+# measure KEY MODE mcpbench-args...: one round of a row.  Its samples go
+# to $T/res/KEY.raw, its summary line to $T/res/KEY.rounds; its first
+# complaints to our stderr.
 measure() {
-	local key=$1
-	shift
-	"$BENCH" "$@" 2> "$T/res/$key.err" | tail -n 1 > "$T/res/$key"
+	local key=$1 mode=$2
+	shift 2
+	"$BENCH" "$mode" -o "$T/res/$key.raw" "$@" 2> "$T/res/$key.err" |
+	    tail -n 1 >> "$T/res/$key.rounds"
 	if [ -s "$T/res/$key.err" ]; then
 		grep "^mcpbench:" "$T/res/$key.err" | head -n 3 |
 		    sed "s/^/speed.sh: $key: /" >&2
 	fi
+}
+
+# pooled KEY: the rounds of a row as one mcpbench line in $T/res/KEY:
+# percentiles (nearest rank) and mean over every sample, errors and
+# seconds summed, the rate over the summed seconds.
+pooled() {
+	local key=$1 sums
+	[ -s "$T/res/$key.rounds" ] || return
+	sums=$(awk '{ for (i = 1; i < NF; i += 2) t[$i] += $(i + 1) }
+	    END { print t["n"] + 0, t["errors"] + 0, t["seconds"] + 0 }' \
+	    "$T/res/$key.rounds")
+	sort -g "$T/res/$key.raw" 2>/dev/null | awk -v s="$sums" '
+	    function at(p,	r) { r = int(p / 100 * NR + 0.999999)
+		return a[r < 1 ? 1 : r] }
+	    { a[NR] = $1; sum += $1 }
+	    END { split(s, t, " ")
+		if (NR == 0) exit
+		printf "n %d errors %d p50 %.2f p99 %.2f mean %.2f " \
+		    "seconds %.3f rate %.2f\n", t[1], t[2], at(50), at(99),
+		    sum / NR, t[3], (t[3] > 0 ? NR / t[3] : 0) }' > "$T/res/$key"
 }
 
 # field KEY NAME: a value of the "n N errors E p50 X ..." line.
@@ -146,23 +185,26 @@ PYV=$("$PY" --version 2>&1 | awk '{ print $2 }')
 RUNCV=$("$RUNC" --version | awk 'NR == 1 { print $3 }')
 FS=$(df -T "$T" | awk 'NR == 2 { print $2 }')
 
-progress "(a) bare python3"
-measure bare exec -n "$N" -w "$W" -- "$PY" -c 'print(1)'
-
 # --- (b) runc with sandboxd's bundle -----------------------------------------
 
-progress "(b) runc run with sandboxd's bundle"
 if ! "$B/tests/mkbundle" -n 16 -g "$BCG" -i "$B/sandbox-init" \
-    -u "$BASE_UID" "$T/image" "$T/bundles" "$PY" -c 'print(1)'; then
+    -u "$BASE_UID" "$T/image" "$MEM/bundles" "$PY" -c 'print(1)'; then
 	echo "speed.sh: mkbundle failed" >&2
 	exit 1
 fi
-# %s: a bundle, and so a cgroup, per slot; %i: a container id per run.
-RUNCRUN=("$RUNC" --root "$T/runc-root" run -b "$T/bundles/%s" "bench-%i")
-measure runc exec -n "$N" -w "$W" -- "${RUNCRUN[@]}"
-for c in 1 4 16; do
-	measure "runc.c$c" exec -n "$NT" -c "$c" -w 0 -- "${RUNCRUN[@]}"
-done
+# %s: a bundle, and so a cgroup, per slot; %i: a container id per run,
+# unique across rounds.
+RUNCRUN=("$RUNC" --root "$MEM/runc-root" run -b "$MEM/bundles/%s" "bench-%i")
+runcrun() {	# runcrun ROUND: the command, its ids that round's own
+	local a
+	RUNCARGS=()
+	for a in "${RUNCRUN[@]}"; do
+		RUNCARGS+=("${a/bench-%i/bench-$1-%i}")
+	done
+}
+# Bare python3 gets the environment sandbox-init gives a command.
+BARE=(env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 HOME=/tmp
+    TMPDIR=/tmp)
 
 # --- (c) docker run ----------------------------------------------------------
 
@@ -209,6 +251,7 @@ else
 	else
 		measure docker exec -n "$ND" -w 1 -- docker run --rm \
 		    --network none "$DIMG" /usr/bin/python3 -c 'print(1)'
+		pooled docker
 	fi
 fi
 
@@ -295,22 +338,39 @@ if [ -n "$POOLID" ]; then
 	    "/proc/$POOLPID/smaps_rollup" 2>/dev/null)
 fi
 
-progress "(d) run_code over HTTP"
-measure http "${HTTP[@]}" -n "$N" -w "$W" run
-measure http.paced "${HTTP[@]}" -n "$N" -w "$W" -g "$GAP" run
-progress "(e) run_code over stdio"
 # A stdio user is in mcpd's group (README.md), and so reaches auditd's
 # socket: root without it is refused once mcpd has shed its capabilities,
 # and then mcpd's own records of the calls are not made.
 STDIO=(setpriv --groups 64101 -- "$B/mcpd" --stdio -f "$CONF")
-measure stdio stdio -n "$N" -w "$W" -- "${STDIO[@]}"
-measure stdio.paced stdio -n "$N" -w "$W" -g "$GAP" -- "${STDIO[@]}"
-progress "(f) sandbox_exec in a persistent sandbox"
-measure exec "${HTTP[@]}" -n "$N" -w "$W" exec
+# Each round: every latency row in turn, N/R samples of each.
+NR=$(( (N + R - 1) / R ))
+for r in $(seq "$R"); do
+	progress "latency, round $r of $R: (a) (b) (d) (e) (f)"
+	runcrun "$r"
+	measure bare exec -n "$NR" -w "$W" -- "${BARE[@]}" "$PY" -c 'print(1)'
+	measure runc exec -n "$NR" -w "$W" -- "${RUNCARGS[@]}"
+	measure http "${HTTP[@]}" -n "$NR" -w "$W" run
+	measure http.paced "${HTTP[@]}" -n "$NR" -w "$W" -g "$GAP" run
+	measure stdio stdio -n "$NR" -w "$W" -- "${STDIO[@]}"
+	measure stdio.paced stdio -n "$NR" -w "$W" -g "$GAP" -- \
+	    "${STDIO[@]}"
+	measure exec "${HTTP[@]}" -n "$NR" -w "$W" exec
+done
 
-progress "(d) throughput"
-measure http.c1 "${HTTP[@]}" -n "$NT" -c 1 -w 1 run
-measure http.c4 "${HTTP[@]}" -n "$NT" -c 4 -w 1 run
+# Throughput: (b) and (d) in turn, RT rounds of each cell.
+RT=${RT:-3}
+NTR=$(( (NT + RT - 1) / RT ))
+throughput() {	# throughput C ROUND
+	runcrun "t$1-$2"
+	measure "runc.c$1" exec -n "$NTR" -c "$1" -w 0 -- "${RUNCARGS[@]}"
+	measure "http.c$1" "${HTTP[@]}" -n "$NTR" -c "$1" -w 1 run
+}
+for c in 1 4; do
+	for r in $(seq "$RT"); do
+		progress "throughput at $c, round $r of $RT"
+		throughput "$c" "$r"
+	done
+done
 # Under load: the largest RSS sampled while 16 connections run.
 (
 	declare -A max
@@ -327,7 +387,10 @@ measure http.c4 "${HTTP[@]}" -n "$NT" -c 4 -w 1 run
 	done > "$T/sampler.out"
 ) &
 SAMPLER=$!
-measure http.c16 "${HTTP[@]}" -n "$NT" -c 16 -w 1 run
+for r in $(seq "$RT"); do
+	progress "throughput at 16, round $r of $RT"
+	throughput 16 "$r"
+done
 touch "$T/sampler.stop"
 wait "$SAMPLER"
 SAMPLER=
@@ -337,13 +400,18 @@ done < "$T/sampler.out"
 
 progress "stopping the suite"
 stop_daemons
-LEFT=$( ("$RUNC" --root "$RUN/runc" list -q; "$RUNC" --root "$T/runc-root" \
+LEFT=$( ("$RUNC" --root "$RUN/runc" list -q; "$RUNC" --root "$MEM/runc-root" \
     list -q) 2>/dev/null | grep -c .)
 # Any process still under the benchmark's uids, the baseline's included.
 STRAYS=$(ps -eo uid= | awk -v b="$SANDBOX_UIDS" \
     -v e=$((BASE_UID + 65536)) '$1 >= b && $1 < e' | grep -c .)
 
 # --- the table ---------------------------------------------------------------
+
+for k in bare runc http http.paced stdio stdio.paced exec runc.c1 runc.c4 \
+    runc.c16 http.c1 http.c4 http.c16; do
+	pooled "$k"
+done
 
 A50=$(field bare p50)
 ratio() {	# ratio A B: A / B, as 1.23x
@@ -365,9 +433,10 @@ thr() {	# thr KEY LABEL
 }
 
 echo "# mcpd speed: $(nproc) cores, kernel $(uname -r), runc $RUNCV," \
-    "Python $PYV, state on $FS"
+    "Python $PYV, state and audit on $FS, run directory on tmpfs"
 echo "# latency of print(1) in ms, one request at a time;" \
-    "paced: $GAP ms between an answer and the next request"
+    "paced: $GAP ms between an answer and the next request;" \
+    "rows interleaved in $R rounds"
 printf '%-50s %5s %4s %8s %8s %8s %7s\n' "" n err p50 p99 mean "p50/(a)"
 lat bare "(a) $PY -c 'print(1)', bare on the host"
 lat runc "(b) runc run, sandboxd's bundle (runc $RUNCV)"
@@ -382,7 +451,7 @@ lat http.paced "(d) run_code, HTTP, paced"
 lat stdio "(e) run_code, stdio, back to back"
 lat stdio.paced "(e) run_code, stdio, paced"
 lat exec "(f) sandbox_exec, persistent sandbox, HTTP"
-echo "# throughput in runs/s, $NT runs per cell"
+echo "# throughput in runs/s, about $NT runs per cell, (b) and (d) in turn in $RT rounds"
 printf '%-50s %8s %8s %8s\n' "" c=1 c=4 c=16
 thr runc "(b) runc run"
 thr http "(d) run_code, HTTP"

@@ -3,14 +3,15 @@
  * It times a program that prints "1", run directly, in a container, or
  * through mcpd, with no interpreter of its own in the measurement path.
  *
- *	mcpbench exec [-c conc] [-n count] [-w warmup] -- command [arg ...]
+ *	mcpbench exec [-c conc] [-n count] [-o file] [-w warmup] --
+ *	    command [arg ...]
  *		Run command count times (default 100), conc at a time
  *		(default 1), after warmup runs (default 1) that are not
  *		counted.  In every word, %i becomes the run's index (unique,
  *		warm-up runs first) and %s the slot it runs in, 0 to conc-1,
  *		which no other run uses at the same time.  Stdout must be "1\n".
  *	mcpbench http -u url -t token [-c conc] [-g gap] [-n count]
- *	    [-w warmup] run | exec
+ *	    [-o file] [-w warmup] run | exec
  *		Open conc keep-alive connections to a Streamable HTTP
  *		endpoint, each with its own session (initialize, then
  *		notifications/initialized), and call a tool count times in
@@ -20,15 +21,18 @@
  *		run_code with python print(1); exec makes one sandbox per
  *		connection with sandbox_create, calls sandbox_exec running
  *		python3 -c 'print(1)' in it, and stops it at the end.
- *	mcpbench stdio [-g gap] [-n count] [-w warmup] -- command [arg ...]
+ *	mcpbench stdio [-g gap] [-n count] [-o file] [-w warmup] --
+ *	    command [arg ...]
  *		Start command (mcpd --stdio) and call run_code as above over
  *		its standard input and output, one request at a time.
  *
  * A call succeeds when it is not an error and its stdout is "1\n".  The
  * last line is "n N errors E p50 X p99 Y mean Z seconds S rate R": the
  * latencies of the successful runs in milliseconds, the wall time of the
- * measured runs and successful runs per second.  Exit status 0, or 1 when
- * a run failed; the first failures are described on stderr.
+ * measured runs and successful runs per second.  With -o, each successful
+ * run's latency is also appended to file, one per line, so that samples
+ * taken in several rounds can be pooled.  Exit status 0, or 1 when a run
+ * failed; the first failures are described on stderr.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -86,6 +90,7 @@ static struct {
 	double		*ms;		/* latency of each successful run */
 	unsigned int	 conc;
 	unsigned int	 gap;		/* ms between an answer and a request */
+	const char	*raw;		/* -o: each latency appended here */
 } bench = { .mtx = PTHREAD_MUTEX_INITIALIZER, .count = 100, .warmup = 1,
     .conc = 1 };
 
@@ -167,9 +172,19 @@ bench_report(uint64_t ns)
 {
 	double	 sum = 0, secs = (double)ns / 1e9;
 	uint64_t i;
+	FILE	*fp;
 
 	/* Runs never claimed: every worker gave up. */
 	bench.errors += bench.count - bench.next;
+	if (bench.raw != NULL) {
+		/* In the order measured, before the sort. */
+		if ((fp = fopen(bench.raw, "a")) == NULL)
+			err(1, "%s", bench.raw);
+		for (i = 0; i < bench.nok; i++)
+			fprintf(fp, "%.3f\n", bench.ms[i]);
+		if (fclose(fp) == EOF)
+			err(1, "%s", bench.raw);
+	}
 	qsort(bench.ms, bench.nok, sizeof(bench.ms[0]), cmp_double);
 	for (i = 0; i < bench.nok; i++)
 		sum += bench.ms[i];
@@ -1107,13 +1122,13 @@ static void __attribute__((__noreturn__))
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: mcpbench exec [-c conc] [-n count] [-w warmup] -- "
-	    "command [arg ...]\n"
+	    "usage: mcpbench exec [-c conc] [-n count] [-o file] [-w warmup] "
+	    "-- command [arg ...]\n"
 	    "       mcpbench http -u url -t token [-c conc] [-g gap] "
 	    "[-n count]\n"
-	    "           [-w warmup] run | exec\n"
-	    "       mcpbench stdio [-g gap] [-n count] [-w warmup] -- "
-	    "command [arg ...]\n");
+	    "           [-o file] [-w warmup] run | exec\n"
+	    "       mcpbench stdio [-g gap] [-n count] [-o file] [-w warmup] "
+	    "-- command [arg ...]\n");
 	exit(1);
 }
 
@@ -1141,7 +1156,7 @@ main(int argc, char *argv[])
 	argv++;
 	/* A broken connection is an error to count, not a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
-	while ((ch = getopt(argc, argv, "+c:g:n:t:u:w:")) != -1) {
+	while ((ch = getopt(argc, argv, "+c:g:n:o:t:u:w:")) != -1) {
 		switch (ch) {
 		case 'c':
 			bench.conc = (unsigned int)number(optarg,
@@ -1154,6 +1169,9 @@ main(int argc, char *argv[])
 		case 'n':
 			bench.count = number(optarg, "count", 1,
 			    BENCH_MAX_RUNS);
+			break;
+		case 'o':
+			bench.raw = optarg;
 			break;
 		case 't':
 			http_token = optarg;
