@@ -543,7 +543,9 @@ int
 bundle_write(const struct bundle *b, char *err, size_t errlen)
 {
 	json_t	*c;
-	char	 tmp[PATH_MAX], path[PATH_MAX];
+	char	 tmp[PATH_MAX], path[PATH_MAX], *text;
+	size_t	 len, off;
+	ssize_t	 n;
 	int	 fd, saved;
 
 	if ((c = bundle_from_template(b, err, errlen)) == NULL)
@@ -564,10 +566,23 @@ bundle_write(const struct bundle *b, char *err, size_t errlen)
 		bundle_err(err, errlen, "%s: %s", tmp, strerror(saved));
 		return -1;
 	}
-	if (json_dumpfd(c, fd, JSON_COMPACT) == -1) {
-		saved = errno;
+	/* In one write: json_dumpfd() makes a system call per token. */
+	if ((text = json_dumps(c, JSON_COMPACT)) == NULL) {
+		saved = ENOMEM;
 		goto fail;
 	}
+	len = strlen(text);
+	for (off = 0; off < len; off += (size_t)n)
+		if ((n = write(fd, text + off, len - off)) <= 0) {
+			saved = n == 0 ? EIO : errno;
+			if (n == -1 && errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			free(text);
+			goto fail;
+		}
+	free(text);
 	if (close(fd) == -1) {
 		saved = errno;
 		fd = -1;
