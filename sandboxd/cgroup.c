@@ -532,11 +532,15 @@ cg_thaw(const char *procs, void *arg)
 void
 cgroup_sandbox_thaw(const char *id)
 {
-	char	 path[PATH_MAX];
+	struct stat	 st;
+	char		 path[PATH_MAX];
 
 	cg_path(path, sizeof(path), CG_FREEZER, id, 0, "freezer.state");
 	(void)cg_write(path, "THAWED");
-	(void)cg_each_exec(id, cg_thaw, NULL);
+	/* A directory's links are 2 and one per subdirectory. */
+	cg_path(path, sizeof(path), CG_FREEZER, id, 0, NULL);
+	if (stat(path, &st) == 0 && st.st_nlink > 2)
+		(void)cg_each_exec(id, cg_thaw, NULL);
 }
 
 /*
@@ -553,6 +557,9 @@ cgroup_sandbox_remove(const char *id)
 		if (str_fmt(path, sizeof(path), "%s/%s/%s", cg_all[i],
 		    cg_parent, id) == -1)
 			return -1;
+		/* Most have no exec groups beneath: no listing then. */
+		if (rmdir(path) == 0 || errno == ENOENT)
+			continue;
 		cg_prune(path, 1);
 		if (access(path, F_OK) == 0) {
 			log_warnx("cgroup %s: still in use", path);
