@@ -38,6 +38,8 @@
 static struct {
 	sqlite3			*db;
 	sqlite3_stmt		*insert;
+	sqlite3_stmt		*begin;		/* prepared once, like insert */
+	sqlite3_stmt		*commit;
 	char			 dir[PATH_MAX];
 	uint8_t			 sk[AUDIT_SK_LEN];
 	uint8_t			 pk[AUDIT_PK_LEN];
@@ -196,6 +198,17 @@ store_insert(struct pending_record *r, const uint8_t prev[AUDIT_HASH_LEN],
  * reason.  The first failure is logged, and the recovery with the count
  * of what was refused meanwhile, not every batch in between.
  */
+/* A prepared statement without results, run and made ready again. */
+static int
+store_step(sqlite3_stmt *s)
+{
+	int	 rc = sqlite3_step(s);
+
+	/* The message stays for sqlite3_errmsg(); reset repeats the code. */
+	(void)sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 int
 store_commit(struct pending_record **batch, size_t n, char *err,
     size_t errlen)
@@ -205,8 +218,7 @@ store_commit(struct pending_record **batch, size_t n, char *err,
 	size_t			 i;
 
 	hashes = xcalloc(n, AUDIT_HASH_LEN);
-	if (sqlite3_exec(st.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
-	    SQLITE_OK)
+	if (store_step(st.begin) == -1)
 		goto fail;
 	memcpy(prev, st.head, sizeof(prev));
 	for (i = 0; i < n; i++) {
@@ -217,7 +229,7 @@ store_commit(struct pending_record **batch, size_t n, char *err,
 		memcpy(hashes[i], hash, AUDIT_HASH_LEN);
 		memcpy(prev, hash, sizeof(prev));
 	}
-	if (sqlite3_exec(st.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+	if (store_step(st.commit) == -1)
 		goto fail;
 	/* Committed: the chain and the tree move on. */
 	for (i = 0; i < n; i++)
@@ -537,7 +549,11 @@ store_open(const char *path, char *why, size_t len)
 	if (sqlite3_prepare_v3(st.db, "INSERT INTO records (seq, time, role, "
 	    "pid, uid, tenant, sandbox, event, outcome, body, prev, hash, "
 	    "keyid, sig) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
-	    SQLITE_PREPARE_PERSISTENT, &st.insert, NULL) != SQLITE_OK) {
+	    SQLITE_PREPARE_PERSISTENT, &st.insert, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(st.db, "BEGIN IMMEDIATE", -1,
+	    SQLITE_PREPARE_PERSISTENT, &st.begin, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(st.db, "COMMIT", -1,
+	    SQLITE_PREPARE_PERSISTENT, &st.commit, NULL) != SQLITE_OK) {
 		snprintf(why, len, "%s: %s", path, sqlite3_errmsg(st.db));
 		return -1;
 	}
@@ -557,6 +573,10 @@ store_close(void)
 		store_checkpoint();
 	if (st.insert != NULL)
 		sqlite3_finalize(st.insert);
+	if (st.begin != NULL)
+		sqlite3_finalize(st.begin);
+	if (st.commit != NULL)
+		sqlite3_finalize(st.commit);
 	if (st.db != NULL)
 		sqlite3_close(st.db);
 	sodium_memzero(st.sk, sizeof(st.sk));
