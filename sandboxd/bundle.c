@@ -197,12 +197,38 @@ bundle_mount(json_t *mounts, const char *dst, const char *type,
 	    "destination", dst, "type", type, "source", src, "options", o));
 }
 
+/* /tmp and /workspace, which differ from one container to the next. */
+static int
+bundle_own_mounts(json_t *m, const struct bundle *b)
+{
+	char	 opts[128];
+	int	 r = 0;
+
+	/*
+	 * runc gives a tmpfs the mode of the directory it covers when that
+	 * exists, so the images make tmp 01777; mode= says the same here.
+	 */
+	snprintf(opts, sizeof(opts), "nosuid,nodev,mode=1777,size=%llu",
+	    (unsigned long long)b->limits->disk);
+	r |= bundle_mount(m, "/tmp", "tmpfs", "tmpfs", opts);
+	if (b->workspace != NULL)
+		r |= bundle_mount(m, SBX_WORKSPACE, "bind", b->workspace,
+		    "bind,rw,nosuid,nodev");
+	else {
+		snprintf(opts, sizeof(opts), "nosuid,nodev,mode=0755,"
+		    "uid=%d,gid=%d,size=%llu", SBX_USER_UID, SBX_USER_UID,
+		    (unsigned long long)b->limits->disk);
+		r |= bundle_mount(m, SBX_WORKSPACE, "tmpfs", "tmpfs", opts);
+	}
+	return r;
+}
+
 static json_t *
 bundle_mounts(const struct bundle *b)
 {
 	const struct image_host	*h = b->host;
 	json_t			*m;
-	char			 opts[128], path[PATH_MAX], dst[64];
+	char			 path[PATH_MAX], dst[64];
 	size_t			 i;
 	int			 r = 0, n;
 
@@ -239,22 +265,7 @@ bundle_mounts(const struct bundle *b)
 		}
 	}
 
-	/*
-	 * runc gives a tmpfs the mode of the directory it covers when that
-	 * exists, so the images make tmp 01777; mode= says the same here.
-	 */
-	snprintf(opts, sizeof(opts), "nosuid,nodev,mode=1777,size=%llu",
-	    (unsigned long long)b->limits->disk);
-	r |= bundle_mount(m, "/tmp", "tmpfs", "tmpfs", opts);
-	if (b->workspace != NULL)
-		r |= bundle_mount(m, SBX_WORKSPACE, "bind", b->workspace,
-		    "bind,rw,nosuid,nodev");
-	else {
-		snprintf(opts, sizeof(opts), "nosuid,nodev,mode=0755,"
-		    "uid=%d,gid=%d,size=%llu", SBX_USER_UID, SBX_USER_UID,
-		    (unsigned long long)b->limits->disk);
-		r |= bundle_mount(m, SBX_WORKSPACE, "tmpfs", "tmpfs", opts);
-	}
+	r |= bundle_own_mounts(m, b);
 	r |= bundle_mount(m, SBX_INIT_PATH, "bind", b->init,
 	    "bind,ro,nosuid,nodev");
 	if (r != 0) {
@@ -436,7 +447,6 @@ bundle_fill(json_t *c, const struct bundle *b)
 {
 	const struct limits	*l = b->limits;
 	json_t			*linux_, *res, *rl, *m, *fresh;
-	char			 opts[128];
 	int			 r = 0;
 
 	linux_ = json_object_get(c, "linux");
@@ -469,18 +479,7 @@ bundle_fill(json_t *c, const struct bundle *b)
 	/* The mounts sized by the limits: new entries, as bundle_mounts(). */
 	if ((fresh = json_array()) == NULL)
 		return -1;
-	snprintf(opts, sizeof(opts), "nosuid,nodev,mode=1777,size=%llu",
-	    (unsigned long long)l->disk);
-	r |= bundle_mount(fresh, "/tmp", "tmpfs", "tmpfs", opts);
-	if (b->workspace != NULL)
-		r |= bundle_mount(fresh, SBX_WORKSPACE, "bind", b->workspace,
-		    "bind,rw,nosuid,nodev");
-	else {
-		snprintf(opts, sizeof(opts), "nosuid,nodev,mode=0755,"
-		    "uid=%d,gid=%d,size=%llu", SBX_USER_UID, SBX_USER_UID,
-		    (unsigned long long)l->disk);
-		r |= bundle_mount(fresh, SBX_WORKSPACE, "tmpfs", "tmpfs", opts);
-	}
+	r |= bundle_own_mounts(fresh, b);
 	if (r == 0 && ((m = bundle_mount_at(c, "/tmp")) == NULL ||
 	    json_object_update(m, json_array_get(fresh, 0)) == -1 ||
 	    (m = bundle_mount_at(c, SBX_WORKSPACE)) == NULL ||

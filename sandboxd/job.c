@@ -387,17 +387,23 @@ job_gate(void *arg, int ok, const char *error)
  * before the commit (job_exec()), and nothing it does outlives a refusal
  * but what goes with a one-shot container.
  */
-static int
-job_intent_early(struct job *job)
+static void
+job_send_intent(struct job *job, audit_done_fn done)
 {
 	struct audit_body	 b;
 
-	job->audit = JOB_AUDIT_PENDING;
 	audit_body_init(&b);
 	job_intent_body(job, &b);
 	audit_send(job_event(job), AOC_INTENT, job->tenant->name,
-	    job_sandbox_id(job), &b, job_gate, job);
+	    job_sandbox_id(job), &b, done, job);
 	audit_body_free(&b);
+}
+
+static int
+job_intent_early(struct job *job)
+{
+	job->audit = JOB_AUDIT_PENDING;
+	job_send_intent(job, job_gate);
 	if (job->audit != JOB_AUDIT_REFUSED)
 		return 0;
 	job_finish(job);
@@ -407,14 +413,8 @@ job_intent_early(struct job *job)
 static void
 job_intent(struct job *job, void (*next)(struct job *))
 {
-	struct audit_body	 b;
-
 	job->next = next;
-	audit_body_init(&b);
-	job_intent_body(job, &b);
-	audit_send(job_event(job), AOC_INTENT, job->tenant->name,
-	    job_sandbox_id(job), &b, job_audited, job);
-	audit_body_free(&b);
+	job_send_intent(job, job_audited);
 }
 
 /* Execs. */

@@ -1115,6 +1115,23 @@ test_exec_io(struct sbx *sb)
 	    (unsigned long long)j.ex.utime_us);
 }
 
+/* dir/name with text in it, mode mode; dies on failure. */
+static void
+put_prog(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char	 p[PATH_MAX];
+	size_t	 len = strlen(text);
+	int	 fd;
+
+	path_join(p, dir, name);
+	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    mode)) == -1 || write(fd, text, len) != (ssize_t)len)
+		die(p);
+	close(fd);
+}
+
+#define HELLO_SCRIPT	"#!/bin/sh\necho from-path \"$@\"\n"
+
 static void
 test_exec_fail(struct sbx *sb)
 {
@@ -1126,7 +1143,6 @@ test_exec_fail(struct sbx *sb)
 	char		 envpath[PATH_MAX + 32], dir[PATH_MAX], p[PATH_MAX];
 	const char	*env[2] = { envpath, NULL };
 	struct job	 j;
-	int		 fd;
 
 	ok(run(sb, &j, none) == 0 && WIFEXITED(j.ex.status) &&
 	    WEXITSTATUS(j.ex.status) == 127 && j.ex.exec_errno == ENOENT,
@@ -1134,16 +1150,8 @@ test_exec_fail(struct sbx *sb)
 
 	path_join(dir, base, "bin");
 	mkdir(dir, 0755);
-	path_join(p, dir, "hello");
-	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0755)) == -1 || write(fd, "#!/bin/sh\necho from-path \"$@\"\n",
-	    31) != 31)
-		die(p);
-	close(fd);
-	path_join(p, dir, "noexec");
-	if ((fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) == -1)
-		die(p);
-	close(fd);
+	put_prog(dir, "hello", HELLO_SCRIPT, 0755);
+	put_prog(dir, "noexec", "", 0644);
 	snprintf(envpath, sizeof(envpath), "PATH=/nonexistent::%s", dir);
 
 	ok(job_run(sb, &j, INIT_EXEC_PATH, "", hello, env, NULL) == 0 &&
@@ -1194,7 +1202,6 @@ test_exec_shell(struct sbx *sb)
 	char		 real[PATH_MAX], want[PATH_MAX + 8];
 	const char	*env[2] = { envpath, NULL };
 	struct job	 j;
-	int		 fd;
 
 	ok(job_run(sb, &j, INIT_EXEC_NOSYNC, "", echo, NULL, NULL) == 0 &&
 	    strcmp(j.out_buf, "unsynced\n") == 0 && j.ex.status == 0,
@@ -1202,18 +1209,9 @@ test_exec_shell(struct sbx *sb)
 
 	path_join(dir, base, "bin");
 	mkdir(dir, 0755);
-	path_join(p, dir, "hello");
-	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0755)) == -1 || write(fd, "#!/bin/sh\necho from-path \"$@\"\n",
-	    31) != 31)
-		die(p);
-	close(fd);
+	put_prog(dir, "hello", HELLO_SCRIPT, 0755);
 	/* No #!: only a shell runs it, as a script. */
-	path_join(p, dir, "noscript");
-	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0755)) == -1 || write(fd, "echo as-script\n", 15) != 15)
-		die(p);
-	close(fd);
+	put_prog(dir, "noscript", "echo as-script\n", 0755);
 	snprintf(envpath, sizeof(envpath), "PATH=%s:/usr/bin:/bin", dir);
 
 	ok(job_run(sb, &j, INIT_EXEC_SH, "", direct, env, NULL) == 0 &&
