@@ -154,6 +154,22 @@ alive() {
 	kill -0 "${PID[$1]}" 2>/dev/null
 }
 
+# For a script's cleanup: the daemons still in PID killed (SIGTERM first
+# and GRACE seconds to go, if given) and every child reaped; then $T
+# removed, unless KEEP is set.
+kill_daemons() {	# kill_daemons [GRACE]
+	local p
+	if [ -n "${1:-}" ]; then
+		for p in "${PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
+		sleep "$1"
+	fi
+	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+}
+remove_tmp() {
+	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+}
+
 # tests/tools/sbx as mcpd (uid $MU) on $RUN/sandboxd.sock, for a tenant:
 # OUT, ERR, RES (the result line) and RC after; field NAME reads RES.
 SBX() {

@@ -60,12 +60,8 @@ EOF
 CONFSUM=$(sha256sum "$CONF" | cut -d' ' -f1)
 
 cleanup() {
-	local p
 	[ -n "${TAILPID:-}" ] && kill "$TAILPID" 2>/dev/null
-	for p in "${PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	sleep 0.5
-	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	kill_daemons 0.5
 	[ -n "${KEEP:-}" ] && cp -a "$AFS" "$T/afs-kept" 2>/dev/null
 	wait_for 5 umount "$AFS" 2>/dev/null || umount -l "$AFS" 2>/dev/null
 	# A container's mount namespace may hold the tmpfs a moment longer.

@@ -29,14 +29,10 @@ XUSER=	# a throwaway user, tenant bob over stdio
 XGROUP=	# the group made for the sockets' gid, if there was none
 
 cleanup() {
-	local p
-	for p in "${PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	sleep 1
-	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	kill_daemons 1
 	[ -n "$XUSER" ] && userdel "$XUSER" 2>/dev/null
 	[ -n "$XGROUP" ] && groupdel "$XGROUP" 2>/dev/null
-	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+	remove_tmp
 }
 trap cleanup EXIT
 

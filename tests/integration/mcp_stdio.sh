@@ -54,13 +54,9 @@ audit {
 EOF
 
 cleanup() {
-	local p
 	exec 7>&- 2>/dev/null
-	for p in "${PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	sleep 0.5
-	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+	kill_daemons 0.5
+	remove_tmp
 }
 trap cleanup EXIT
 

@@ -41,11 +41,9 @@ audit {
 CONF
 
 cleanup() {
-	local p
-	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	kill_daemons
 	rm -f /tmp/escape.txt
-	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+	remove_tmp
 }
 trap cleanup EXIT
 

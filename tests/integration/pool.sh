@@ -67,10 +67,8 @@ audit {
 EOF
 
 cleanup() {
-	local p
-	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+	kill_daemons
+	remove_tmp
 }
 trap cleanup EXIT
 

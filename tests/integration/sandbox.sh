@@ -92,15 +92,11 @@ NETNS=mcpdtest$$
 HOSTIP=10.231.$(( $$ % 250 )).2
 
 cleanup() {
-	local p
-	for p in "${PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	sleep 1
-	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	kill_daemons 1
 	ip netns pids "$NETNS" 2>/dev/null | xargs -r kill 2>/dev/null
 	ip netns del "$NETNS" 2>/dev/null
 	ip link del mcpdh$$ 2>/dev/null
-	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
+	remove_tmp
 }
 trap cleanup EXIT
 
