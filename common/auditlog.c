@@ -252,41 +252,43 @@ key_read(const char *path, const char *magic, uint8_t *key, size_t len,
 	return 0;
 }
 
+/* The id a key file gives is the one its public key has. */
+static int
+key_id_matches(const char *path, const char *id,
+    const uint8_t pk[AUDIT_PK_LEN], char *why, size_t whylen)
+{
+	char	 want[AUDIT_KEYID_LEN + 1];
+
+	audit_keyid(pk, want);
+	if (strcmp(id, want) == 0)
+		return 0;
+	snprintf(why, whylen, "%s: the key id does not match the key", path);
+	return -1;
+}
+
 int
 audit_key_read_secret(const char *path, uint8_t sk[AUDIT_SK_LEN],
     uint8_t pk[AUDIT_PK_LEN], char *why, size_t whylen)
 {
-	char	 id[AUDIT_KEYID_LEN + 1], want[AUDIT_KEYID_LEN + 1];
+	char	 id[AUDIT_KEYID_LEN + 1];
 
 	if (key_read(path, KEY_MAGIC_SECRET, sk, AUDIT_SK_LEN, id, why,
 	    whylen) == -1)
 		return -1;
 	crypto_sign_ed25519_sk_to_pk(pk, sk);
-	audit_keyid(pk, want);
-	if (strcmp(id, want) != 0) {
-		snprintf(why, whylen, "%s: the key id does not match the key",
-		    path);
-		return -1;
-	}
-	return 0;
+	return key_id_matches(path, id, pk, why, whylen);
 }
 
 int
 audit_key_read_public(const char *path, uint8_t pk[AUDIT_PK_LEN],
     char *why, size_t whylen)
 {
-	char	 id[AUDIT_KEYID_LEN + 1], want[AUDIT_KEYID_LEN + 1];
+	char	 id[AUDIT_KEYID_LEN + 1];
 
 	if (key_read(path, KEY_MAGIC_PUB, pk, AUDIT_PK_LEN, id, why,
 	    whylen) == -1)
 		return -1;
-	audit_keyid(pk, want);
-	if (strcmp(id, want) != 0) {
-		snprintf(why, whylen, "%s: the key id does not match the key",
-		    path);
-		return -1;
-	}
-	return 0;
+	return key_id_matches(path, id, pk, why, whylen);
 }
 
 static int
