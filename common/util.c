@@ -171,6 +171,25 @@ group_lookup(const char *name, gid_t *gid)
 	return 0;
 }
 
+/* All of buf to fd, through short writes and EINTR: 0, or -1 and errno. */
+int
+write_all(int fd, const void *buf, size_t len)
+{
+	const char	*p = buf;
+	ssize_t		 n;
+
+	while (len > 0) {
+		if ((n = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int
 fd_set_nonblock(int fd)
 {

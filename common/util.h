@@ -57,6 +57,7 @@ int	 group_lookup(const char *, gid_t *);
 int	 rm_tree(const char *);
 
 /* fcntl helpers; -1 with errno on failure. */
+int	 write_all(int, const void *, size_t);
 int	 fd_set_nonblock(int);
 int	 fd_set_cloexec(int);
 

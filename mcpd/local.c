@@ -438,8 +438,6 @@ write_local(const char *path, const uint8_t *p, size_t n, int exe,
     int overwrite, char *why, size_t len)
 {
 	char	 tmp[PATH_MAX];
-	ssize_t	 w;
-	size_t	 off = 0;
 	int	 fd;
 	struct stat st;
 
@@ -465,14 +463,11 @@ write_local(const char *path, const uint8_t *p, size_t n, int exe,
 		snprintf(why, len, "%.200s: %s", tmp, strerror(errno));
 		return -1;
 	}
-	while (off < n) {
-		if ((w = write(fd, p + off, n - off)) == -1) {
-			snprintf(why, len, "%.200s: %s", tmp, strerror(errno));
-			close(fd);
-			unlink(tmp);
-			return -1;
-		}
-		off += (size_t)w;
+	if (write_all(fd, p, n) == -1) {
+		snprintf(why, len, "%.200s: %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
 	}
 	if (fsync(fd) == -1 || close(fd) == -1 || rename(tmp, path) == -1) {
 		snprintf(why, len, "%.200s: %s", path, strerror(errno));

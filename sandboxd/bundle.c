@@ -541,27 +541,22 @@ bundle_from_template(const struct bundle *b, char *err, size_t errlen)
 int
 bundle_write(const struct bundle *b, char *err, size_t errlen)
 {
-	json_t	*c;
+	json_t	*c;		/* the template's: borrowed */
 	char	 tmp[PATH_MAX], path[PATH_MAX], *text;
-	size_t	 len, off;
-	ssize_t	 n;
 	int	 fd, saved;
 
 	if ((c = bundle_from_template(b, err, errlen)) == NULL)
 		return -1;
-	json_incref(c);
 	if ((size_t)snprintf(path, sizeof(path), "%s/" BUNDLE_CONFIG,
 	    b->dir) >= sizeof(path) ||
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.config.XXXXXX",
 	    b->dir) >= sizeof(tmp)) {
-		json_decref(c);
 		bundle_err(err, errlen, "bundle path too long");
 		return -1;
 	}
 	/* mkstemp makes it 0600 whatever the umask. */
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
 		saved = errno;
-		json_decref(c);
 		bundle_err(err, errlen, "%s: %s", tmp, strerror(saved));
 		return -1;
 	}
@@ -570,17 +565,11 @@ bundle_write(const struct bundle *b, char *err, size_t errlen)
 		saved = ENOMEM;
 		goto fail;
 	}
-	len = strlen(text);
-	for (off = 0; off < len; off += (size_t)n)
-		if ((n = write(fd, text + off, len - off)) <= 0) {
-			saved = n == 0 ? EIO : errno;
-			if (n == -1 && errno == EINTR) {
-				n = 0;
-				continue;
-			}
-			free(text);
-			goto fail;
-		}
+	if (write_all(fd, text, strlen(text)) == -1) {
+		saved = errno;
+		free(text);
+		goto fail;
+	}
 	free(text);
 	if (close(fd) == -1) {
 		saved = errno;
@@ -592,14 +581,12 @@ bundle_write(const struct bundle *b, char *err, size_t errlen)
 		saved = errno;
 		goto fail;
 	}
-	json_decref(c);
 	return 0;
 
  fail:
 	if (fd != -1)
 		close(fd);
 	unlink(tmp);
-	json_decref(c);
 	bundle_err(err, errlen, "%s: %s", path,
 	    saved ? strerror(saved) : "write failed");
 	return -1;

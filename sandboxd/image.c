@@ -172,23 +172,6 @@ image_mkdir(int dfd, const char *name, mode_t mode)
 	return image_own(dfd, name);
 }
 
-static int
-image_write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t	 n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Give a new file of the image its mode and owner, and close it. */
 static int
 image_close(int fd, int ok)
@@ -213,7 +196,7 @@ image_write(int dfd, const char *name, const char *buf, size_t len)
 	    O_CLOEXEC, 0600);
 	if (fd == -1)
 		return -1;
-	return image_close(fd, image_write_all(fd, buf, len) == 0);
+	return image_close(fd, write_all(fd, buf, len) == 0);
 }
 
 /* Copy a regular file that anyone may read; other files are skipped. */
@@ -244,7 +227,7 @@ image_copy_file(int sfd, const char *name, int dfd)
 	if (out != -1)
 		while ((n = read(in, buf, sizeof(buf))) != 0)
 			if ((n == -1 && errno != EINTR) || (n > 0 &&
-			    image_write_all(out, buf, n) == -1)) {
+			    write_all(out, buf, n) == -1)) {
 				n = -1;
 				break;
 			}

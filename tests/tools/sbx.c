@@ -190,20 +190,10 @@ print_info(const struct sbx_info *in)
 }
 
 static void
-write_all(int fd, const void *buf, size_t len)
+out(int fd, const void *buf, size_t len)
 {
-	const uint8_t	*p = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			err(1, "write");
-		}
-		p += n;
-		len -= (size_t)n;
-	}
+	if (write_all(fd, buf, len) == -1)
+		err(1, "write");
 }
 
 /* Read answers until the one that ends the request. */
@@ -233,13 +223,13 @@ answers(void)
 				    imsg.datalen - sizeof(o),
 				    (unsigned long long)(mono_ms() - t0));
 			fflush(stdout);
-			write_all(o.stream == SBX_STREAM_STDOUT ? 1 : 2,
+			out(o.stream == SBX_STREAM_STDOUT ? 1 : 2,
 			    (uint8_t *)imsg.data + sizeof(o),
 			    imsg.datalen - sizeof(o));
 			break;
 		case IMSG_SBX_DATA:
 			fflush(stdout);
-			write_all(1, imsg.data, imsg.datalen);
+			out(1, imsg.data, imsg.datalen);
 			break;
 		case IMSG_SBX_ENTRY:
 			p = imsg.data;
