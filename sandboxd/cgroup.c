@@ -351,12 +351,13 @@ cgroup_oom_kills(const char *id, uint32_t exec)
 }
 
 /*
- * fn(path, arg) for the freezer cgroup.procs of each exec's group in a
- * container, until fn returns non-zero: that, or 0; -1 if the container's
- * group cannot be read.
+ * fn(path, arg) for a file (cgroup.procs, freezer.state) of each exec's
+ * freezer group in a container, until fn returns non-zero: that, or 0; -1
+ * if the container's group cannot be read.
  */
 static int
-cg_each_exec(const char *id, int (*fn)(const char *, void *), void *arg)
+cg_each_exec(const char *id, const char *file,
+    int (*fn)(const char *, void *), void *arg)
 {
 	struct dirent	*de;
 	DIR		*d;
@@ -369,8 +370,8 @@ cg_each_exec(const char *id, int (*fn)(const char *, void *), void *arg)
 	while (rv == 0 && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] != 'x' || de->d_type != DT_DIR)
 			continue;
-		str_fmt(path, sizeof(path), "%s/%s/%s/%s/cgroup.procs",
-		    cg_mnt[CG_FREEZER], cg_parent, id, de->d_name);
+		str_fmt(path, sizeof(path), "%s/%s/%s/%s/%s",
+		    cg_mnt[CG_FREEZER], cg_parent, id, de->d_name, file);
 		rv = fn(path, arg);
 	}
 	closedir(d);
@@ -398,7 +399,7 @@ cgroup_sandbox_quiet(const char *id, pid_t init)
 	    strtol(buf, NULL, 10) != (long)init ||
 	    strchr(buf, '\n') != buf + strlen(buf) - 1)
 		return 0;
-	return cg_each_exec(id, cg_has_procs, NULL) == 0;
+	return cg_each_exec(id, "cgroup.procs", cg_has_procs, NULL) == 0;
 }
 
 /* Start a container's CPU and peak memory counters afresh. */
@@ -488,7 +489,7 @@ cgroup_sandbox_kill(const char *id, int sig)
 
 	cg_path(path, sizeof(path), CG_FREEZER, id, 0, "cgroup.procs");
 	cg_signal_procs(path, sig, 0);
-	(void)cg_each_exec(id, cg_kill_procs, &sig);
+	(void)cg_each_exec(id, "cgroup.procs", cg_kill_procs, &sig);
 }
 
 /* Remove empty groups beneath dir, deepest first, and dir itself. */
@@ -514,17 +515,9 @@ cg_prune(const char *dir, int self)
 }
 
 static int
-cg_thaw(const char *procs, void *arg)
+cg_thaw(const char *state, void *arg)
 {
-	char	 path[PATH_MAX], *slash;
-
-	str_copy(path, procs, sizeof(path));
-	if ((slash = strrchr(path, '/')) != NULL) {
-		*slash = '\0';
-		if (str_fmt(path + strlen(path), sizeof(path) - strlen(path),
-		    "/freezer.state") == 0)
-			(void)cg_write(path, "THAWED");
-	}
+	(void)cg_write(state, "THAWED");
 	return 0;
 }
 
@@ -540,7 +533,7 @@ cgroup_sandbox_thaw(const char *id)
 	/* A directory's links are 2 and one per subdirectory. */
 	cg_path(path, sizeof(path), CG_FREEZER, id, 0, NULL);
 	if (stat(path, &st) == 0 && st.st_nlink > 2)
-		(void)cg_each_exec(id, cg_thaw, NULL);
+		(void)cg_each_exec(id, "freezer.state", cg_thaw, NULL);
 }
 
 /*

@@ -17,8 +17,9 @@
  * own.  Such an exec has no sync socket and executes at once, unless it
  * is held: its job's intent is not yet audited, and the child waits at
  * the sync point for exec_release(), with its fork and placement done
- * while auditd commits.  A kill freezes the container's groups and signals the processes
- * in the container's own group, init spared, not those in an exec's.
+ * while auditd commits.  A kill freezes the container's groups and
+ * signals the processes in the container's own group, init spared, not
+ * those in an exec's.
  *
  * An exec is over when init reports its exit and the pipes are drained,
  * or EXEC_DRAIN_MS after the exit when a background process holds them.
@@ -443,16 +444,14 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	ex->timeout = spec->timeout;
 	ex->whole = whole;
 	ex->held = spec->hold;
-	if (whole && sb->fresh) {
+	if (whole && sb->fresh)
 		/* A warm container's counters were reset when it came up. */
-		ex->oom_before = 0;
 		sb->fresh = 0;
-	} else if (whole) {
+	else {
 		ex->oom_before = cgroup_oom_kills(sb->id, 0);
-		cgroup_sandbox_reset(sb->id);
-	} else {
-		ex->oom_before = cgroup_oom_kills(sb->id, 0);
-		if (cgroup_exec_create(sb->id, ex->id) == -1) {
+		if (whole)
+			cgroup_sandbox_reset(sb->id);
+		else if (cgroup_exec_create(sb->id, ex->id) == -1) {
 			exec_close_pipes(in, out, err, sync);
 			free(ex);
 			return NULL;

@@ -381,12 +381,6 @@ job_gate(void *arg, int ok, const char *error)
 		exec_release(job->exec);
 }
 
-/*
- * Send the intent and go on at once: 0, or -1 when it was refused then
- * and there (the job is finished).  Nothing in the sandbox executes
- * before the commit (job_exec()), and nothing it does outlives a refusal
- * but what goes with a one-shot container.
- */
 static void
 job_send_intent(struct job *job, audit_done_fn done)
 {
@@ -399,6 +393,12 @@ job_send_intent(struct job *job, audit_done_fn done)
 	audit_body_free(&b);
 }
 
+/*
+ * Send the intent and go on at once: 0, or -1 when it was refused then
+ * and there (the job is finished).  Nothing in the sandbox executes
+ * before the commit (job_exec()), and nothing it does outlives a refusal
+ * but what goes with a one-shot container.
+ */
 static int
 job_intent_early(struct job *job)
 {

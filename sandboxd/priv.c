@@ -781,20 +781,6 @@ pop_kill_done(struct pop *op)
 	op->pidfd = -1;
 }
 
-static void pop_runc_delete(struct pop *);
-
-/* A kill that does not end it is runc's to try. */
-static void
-pop_kill_slow(evutil_socket_t fd, short events, void *arg)
-{
-	struct pop	*op = arg;
-
-	log_warnx("sandbox %s: its init did not end %d s after SIGKILL; "
-	    "trying runc delete", op->id, DESTROY_KILL_SECS);
-	pop_kill_done(op);
-	pop_runc_delete(op);
-}
-
 static void
 pop_runc_delete(struct pop *op)
 {
@@ -806,6 +792,18 @@ pop_runc_delete(struct pop *op)
 		return;
 	}
 	op->step = DESTROY_WAIT;
+}
+
+/* A kill that does not end it is runc's to try. */
+static void
+pop_kill_slow(evutil_socket_t fd, short events, void *arg)
+{
+	struct pop	*op = arg;
+
+	log_warnx("sandbox %s: its init did not end %d s after SIGKILL; "
+	    "trying runc delete", op->id, DESTROY_KILL_SECS);
+	pop_kill_done(op);
+	pop_runc_delete(op);
 }
 
 static void

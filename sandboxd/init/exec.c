@@ -7,9 +7,8 @@
  * the sandbox's cgroups (or audited its intent), and only then executes;
  * one started in the container's own groups, already audited, has no
  * sync socket and goes straight on.  A simple sh -c script is exec'd
- * without the shell (shword.c).  An execve(2) failure
- * travels back over a close-on-exec pipe: end of file on it means the
- * exec succeeded.
+ * without the shell (shword.c).  An execve(2) failure travels back over
+ * a close-on-exec pipe: end of file on it means the exec succeeded.
  */
 #include <sys/types.h>
 #include <sys/syscall.h>
