@@ -7,6 +7,7 @@
  * them, and a refused bundle costs one failed request.
  */
 #include <sys/types.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,13 +17,19 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
 #include <jansson.h>
+#include <seccomp.h>
 
 #include "policy.h"
 #include "util.h"
@@ -149,6 +156,9 @@ bundle_check(const struct bundle *b, char *err, size_t errlen)
 		return bundle_err(err, errlen, "bad limits"), -1;
 	if (!bundle_valid_path(b->host->etc) || strcmp(b->host->etc, "/") == 0)
 		return bundle_err(err, errlen, "bad synthetic etc path"), -1;
+	if (b->filter_fd != 0 && (b->filter_fd < 3 || b->filter_fd > 255))
+		return bundle_err(err, errlen, "bad filter fd %d",
+		    b->filter_fd), -1;
 
 	switch (b->image->type) {
 	case IMAGE_HOST:
@@ -279,14 +289,21 @@ static json_t *
 bundle_process(const struct bundle *b)
 {
 	const struct limits	*l = b->limits;
+	json_t			*args;
+	char			 fd[8];
 
-	return json_pack("{s:b, s:{s:i, s:i}, s:[s], s:[s, s, s, s], s:s,"
+	if (b->filter_fd != 0) {
+		(void)snprintf(fd, sizeof(fd), "%d", b->filter_fd);
+		args = json_pack("[s, s, s]", SBX_INIT_PATH, "-s", fd);
+	} else
+		args = json_pack("[s]", SBX_INIT_PATH);
+	return json_pack("{s:b, s:{s:i, s:i}, s:o, s:[s, s, s, s], s:s,"
 	    " s:{s:[], s:[], s:[], s:[], s:[]}, s:b, s:i,"
 	    " s:[{s:s, s:I, s:I}, {s:s, s:I, s:I}, {s:s, s:I, s:I},"
 	    " {s:s, s:I, s:I}]}",
 	    "terminal", 0,
 	    "user", "uid", SBX_USER_UID, "gid", SBX_USER_UID,
-	    "args", SBX_INIT_PATH,
+	    "args", args,
 	    "env", "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" SBX_WORKSPACE,
 	    "LANG=C.UTF-8", "TMPDIR=/tmp",
 	    "cwd", SBX_WORKSPACE,
@@ -345,8 +362,9 @@ bundle_linux(const struct bundle *b)
 		mem = NULL;
 	}
 
+	/* The profile is left out when sandbox-init loads it: "o*". */
 	return json_pack("{s:[{s:i, s:I, s:i}], s:[{s:i, s:I, s:i}], s:o,"
-	    " s:s, s:{s:o, s:{s:I}, s:{s:I, s:I}}, s:o, s:o, s:o}",
+	    " s:s, s:{s:o, s:{s:I}, s:{s:I, s:I}}, s:o, s:o, s:o*}",
 	    "uidMappings", "containerID", 0, "hostID", (json_int_t)b->uid_base,
 	    "size", SBX_UID_RANGE,
 	    "gidMappings", "containerID", 0, "hostID", (json_int_t)b->uid_base,
@@ -359,7 +377,7 @@ bundle_linux(const struct bundle *b)
 	    "maskedPaths", bundle_strings(bundle_masked, nitems(bundle_masked)),
 	    "readonlyPaths", bundle_strings(bundle_readonly,
 	    nitems(bundle_readonly)),
-	    "seccomp", bundle_seccomp());
+	    "seccomp", b->filter_fd != 0 ? NULL : bundle_seccomp());
 }
 
 json_t *
@@ -410,9 +428,9 @@ bundle_tpl_key(const struct bundle *b)
 	char	*key, *k;
 	int	 i;
 
-	xasprintf(&key, "%d\n%s\n%s\n%s\n%s\n%d\n%d", (int)b->image->type,
-	    b->image->path, b->host->rootfs, b->host->etc, b->init, b->memsw,
-	    b->workspace != NULL);
+	xasprintf(&key, "%d\n%s\n%s\n%s\n%s\n%d\n%d\n%d",
+	    (int)b->image->type, b->image->path, b->host->rootfs, b->host->etc,
+	    b->init, b->memsw, b->workspace != NULL, b->filter_fd);
 	for (i = 0; i < b->host->nbinds; i++) {
 		xasprintf(&k, "%s\n%s", key, b->host->binds[i]);
 		free(key);
@@ -791,4 +809,159 @@ bundle_seccomp(void)
 	json_decref(names);
 	json_decref(calls);
 	return NULL;
+}
+
+/*
+ * The profile compiled by libseccomp, as runc 1.1 compiles it from the
+ * linux.seccomp object above, once for every container instead of once
+ * per container.
+ */
+
+static int
+profile_op(const char *op, enum scmp_compare *cmp)
+{
+	if (strcmp(op, "SCMP_CMP_EQ") == 0)
+		*cmp = SCMP_CMP_EQ;
+	else if (strcmp(op, "SCMP_CMP_MASKED_EQ") == 0)
+		*cmp = SCMP_CMP_MASKED_EQ;
+	else
+		return -1;
+	return 0;
+}
+
+/*
+ * Add a rule for name, if this libseccomp knows it (runc skips those it
+ * does not), and keep the highest number seen in *last.
+ */
+static int
+profile_add(scmp_filter_ctx ctx, uint32_t action, const char *name,
+    unsigned int ncmp, const struct scmp_arg_cmp *cmp, int *last)
+{
+	int	 nr;
+
+	if ((nr = seccomp_syscall_resolve_name(name)) == __NR_SCMP_ERROR)
+		return 0;
+	if (nr > *last)
+		*last = nr;
+	return seccomp_rule_add_array(ctx, action, nr, ncmp, cmp);
+}
+
+/* What libseccomp exported to fd: the instructions, malloc'ed. */
+static struct sock_filter *
+profile_read(int fd, size_t *count)
+{
+	struct sock_filter	*insns;
+	struct stat		 st;
+	size_t			 got = 0;
+	ssize_t			 n;
+
+	if (fstat(fd, &st) == -1 || st.st_size <= 0 ||
+	    st.st_size % (off_t)sizeof(*insns) != 0)
+		return NULL;
+	insns = xmalloc((size_t)st.st_size);
+	while (got < (size_t)st.st_size) {
+		n = pread(fd, (char *)insns + got, (size_t)st.st_size - got,
+		    (off_t)got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(insns);
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	*count = got / sizeof(*insns);
+	return insns;
+}
+
+int
+bundle_filter(char *err, size_t errlen)
+{
+	/*
+	 * runc's stub, put in front of what libseccomp makes: a system call
+	 * newer than any the profile names answers ENOSYS rather than EPERM,
+	 * so that libc falls back to an older one.  The x32 numbers are
+	 * left to libseccomp, which kills.
+	 */
+	struct sock_filter	 stub[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 0, 0, 2),	/* last */
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	};
+	scmp_filter_ctx		 ctx;
+	struct scmp_arg_cmp	 cmp;
+	struct sock_filter	*insns = NULL, *all = NULL;
+	size_t			 i, n = 0;
+	int			 r = 0, last = -1, tmp = -1, fd = -1;
+
+	if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+		bundle_err(err, errlen, "seccomp: the profile is x86_64 only");
+		return -1;
+	}
+	if ((ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM))) == NULL) {
+		bundle_err(err, errlen, "seccomp: cannot make a filter");
+		return -1;
+	}
+	for (i = 0; i < nitems(profile_allow) && r == 0; i++)
+		r = profile_add(ctx, SCMP_ACT_ALLOW, profile_allow[i], 0, NULL,
+		    &last);
+	for (i = 0; i < nitems(profile_cond) && r == 0; i++) {
+		memset(&cmp, 0, sizeof(cmp));
+		cmp.arg = profile_cond[i].index;
+		cmp.datum_a = profile_cond[i].value;
+		cmp.datum_b = profile_cond[i].value2;
+		if (profile_op(profile_cond[i].op, &cmp.op) == -1)
+			r = -EINVAL;
+		else
+			r = profile_add(ctx, SCMP_ACT_ALLOW,
+			    profile_cond[i].name, 1, &cmp, &last);
+	}
+	for (i = 0; i < nitems(profile_errno) && r == 0; i++)
+		r = profile_add(ctx, SCMP_ACT_ERRNO(profile_errno[i].errnoret),
+		    profile_errno[i].name, 0, NULL, &last);
+	if (r != 0) {
+		bundle_err(err, errlen, "seccomp: rule %zu: %s", i,
+		    strerror(-r));
+		goto fail;
+	}
+	if ((tmp = memfd_create("mcpd-seccomp-export", MFD_CLOEXEC)) == -1 ||
+	    (r = seccomp_export_bpf(ctx, tmp)) != 0 ||
+	    (insns = profile_read(tmp, &n)) == NULL) {
+		bundle_err(err, errlen, "seccomp: cannot export the filter%s%s",
+		    r != 0 ? ": " : "", r != 0 ? strerror(-r) : "");
+		goto fail;
+	}
+	if (last < 0 || n + nitems(stub) > BPF_MAXINSNS) {
+		bundle_err(err, errlen, "seccomp: %zu instructions", n);
+		goto fail;
+	}
+	stub[3].k = (uint32_t)last;
+	all = xreallocarray(NULL, n + nitems(stub), sizeof(*all));
+	memcpy(all, stub, sizeof(stub));
+	memcpy(all + nitems(stub), insns, n * sizeof(*insns));
+	n += nitems(stub);
+
+	/* Sealed: no container, nor anything else, can change it. */
+	if ((fd = memfd_create("mcpd-seccomp", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1 ||
+	    write_all(fd, all, n * sizeof(*all)) == -1 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_WRITE | F_SEAL_SEAL) == -1) {
+		bundle_err(err, errlen, "seccomp: memfd: %s", strerror(errno));
+		if (fd != -1)
+			close(fd);
+		fd = -1;
+	}
+ fail:
+	if (tmp != -1)
+		close(tmp);
+	free(insns);
+	free(all);
+	seccomp_release(ctx);
+	return fd;
 }

@@ -1,6 +1,6 @@
 /*
  * OCI bundles for the sandboxes: the config.json that runc reads, and the
- * seccomp profile inside it.
+ * seccomp profile, inside it or compiled for sandbox-init to load.
  *
  * Everything in a configuration comes from these parameters and from
  * compile-time policy, never from request text.
@@ -18,6 +18,8 @@
 #define SBX_INIT_PATH	"/.mcpd/sandbox-init"	/* sandbox-init, inside */
 #define SBX_WORKSPACE	"/workspace"
 #define BUNDLE_CPU_PERIOD	100000		/* us, of the CFS quota */
+/* Where sandboxd's containers get the compiled filter (runc --preserve-fds). */
+#define SBX_FILTER_FD	4
 
 struct image;				/* policy.h */
 struct limits;				/* policy.h */
@@ -39,6 +41,12 @@ struct bundle {
 	const char		*workspace;
 	const char		*cgroup;	/* cgroupsPath, "/mcpd/<id>" */
 	int			 memsw;		/* the kernel accounts swap */
+	/*
+	 * 0: the seccomp profile is in the configuration and runc compiles
+	 * it.  Otherwise the descriptor (3 to 255) on which sandbox-init
+	 * finds bundle_filter()'s program and loads it itself ("-s fd").
+	 */
+	int			 filter_fd;
 };
 
 /* The config.json document, or NULL with a message in err. */
@@ -48,5 +56,10 @@ int	 bundle_write(const struct bundle *, char *err, size_t errlen);
 
 /* The linux.seccomp object of every container. */
 json_t	*bundle_seccomp(void);
+/*
+ * The same profile compiled to the classic BPF program runc would load,
+ * in a sealed read-only memfd (close-on-exec): the fd, or -1 with err.
+ */
+int	 bundle_filter(char *err, size_t errlen);
 
 #endif

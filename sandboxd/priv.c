@@ -95,6 +95,7 @@ static struct event_base	*pbase;
 static struct imsgev		 piev;
 static struct image_host	 host_image;
 static int			 memsw;
+static int			 filter_memfd = -1;	/* bundle_filter() */
 static char			 runc_root[PATH_MAX];
 static TAILQ_HEAD(, pop)	 pops = TAILQ_HEAD_INITIALIZER(pops);
 static TAILQ_HEAD(, net)	 nets = TAILQ_HEAD_INITIALIZER(nets);
@@ -234,6 +235,9 @@ priv_setup(void)
 			fatalx("image \"%s\": %s", im->name, err);
 	if (access(pconf->sandbox_init, X_OK) == -1)
 		fatal("sandbox-init %s", pconf->sandbox_init);
+	/* Compiled once: runc would compile it for every container. */
+	if ((filter_memfd = bundle_filter(err, sizeof(err))) == -1)
+		fatalx("%s", err);
 	{
 		struct limits	*l;
 
@@ -277,7 +281,7 @@ priv_check_start(const struct priv_start *ps, struct image **imp)
 /* Commands. */
 
 static pid_t
-priv_spawn(const char *const argv[], int initfd)
+priv_spawn(const char *const argv[], int initfd, int filterfd)
 {
 	posix_spawn_file_actions_t	 fa;
 	posix_spawnattr_t		 sa;
@@ -288,8 +292,9 @@ priv_spawn(const char *const argv[], int initfd)
 	/*
 	 * posix_spawn(3), which shares our memory until the exec rather
 	 * than copying page tables: this runs for every container.  Stdio
-	 * to /dev/null, the init socket as fd 3 (dup2 onto itself clears
-	 * its close-on-exec), signals back to their defaults.
+	 * to /dev/null, the init socket as fd 3 and the seccomp filter as
+	 * SBX_FILTER_FD (dup2 onto itself would clear close-on-exec too),
+	 * signals back to their defaults.
 	 */
 	if (posix_spawn_file_actions_init(&fa) != 0)
 		return -1;
@@ -303,6 +308,9 @@ priv_spawn(const char *const argv[], int initfd)
 		    O_RDWR, 0);
 	if (r == 0 && initfd != -1)
 		r = posix_spawn_file_actions_adddup2(&fa, initfd, 3);
+	if (r == 0 && filterfd != -1)
+		r = posix_spawn_file_actions_adddup2(&fa, filterfd,
+		    SBX_FILTER_FD);
 	sigfillset(&def);
 	if (r == 0)
 		r = posix_spawnattr_setsigdefault(&sa, &def);
@@ -655,7 +663,7 @@ pop_start(struct pop *op, int status)
 			const char *argv[] = { "/sbin/mkfs.ext4", "-q", "-F",
 			    "-m", "0", "-E", uidgid, err, NULL };
 
-			if ((op->pid = priv_spawn(argv, -1)) == -1) {
+			if ((op->pid = priv_spawn(argv, -1, -1)) == -1) {
 				pop_fail(op, "mkfs: %s", strerror(errno));
 				return;
 			}
@@ -704,6 +712,7 @@ pop_start(struct pop *op, int status)
 		b.workspace = op->start.persistent ? op->ws : NULL;
 		b.cgroup = cgpath;
 		b.memsw = memsw;
+		b.filter_fd = SBX_FILTER_FD;
 		if (bundle_write(&b, err, sizeof(err)) == -1) {
 			pop_fail(op, "bundle: %s", err);
 			return;
@@ -713,10 +722,11 @@ pop_start(struct pop *op, int status)
 		{
 			const char *argv[] = { pconf->runc, "--root",
 			    runc_root, "--log", logf, "run", "-d",
-			    "--preserve-fds", "1", "--pid-file", pidfile,
+			    "--preserve-fds", "2", "--pid-file", pidfile,
 			    "-b", op->bundle, op->id, NULL };
 
-			if ((op->pid = priv_spawn(argv, op->initfd)) == -1) {
+			if ((op->pid = priv_spawn(argv, op->initfd,
+			    filter_memfd)) == -1) {
 				pop_fail(op, "runc: %s", strerror(errno));
 				return;
 			}
@@ -787,7 +797,7 @@ pop_runc_delete(struct pop *op)
 	const char *argv[] = { pconf->runc, "--root", runc_root, "delete",
 	    "--force", op->id, NULL };
 
-	if ((op->pid = priv_spawn(argv, -1)) == -1) {
+	if ((op->pid = priv_spawn(argv, -1, -1)) == -1) {
 		pop_fail(op, "runc: %s", strerror(errno));
 		return;
 	}

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "init.h"
+#include "scfilter.h"
 
 struct imsgbuf	 ibuf;
 int		 wsfd = -1;
@@ -36,7 +37,7 @@ __attribute__((__noreturn__))
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: sandbox-init [-c fd] [-w dir]\n");
+	fprintf(stderr, "usage: sandbox-init [-c fd] [-s fd] [-w dir]\n");
 	exit(1);
 }
 
@@ -289,6 +290,20 @@ init_loop(void)
 	}
 }
 
+/* A descriptor number from the command line: 3 or above. */
+static int
+fd_arg(const char *what, const char *s)
+{
+	char	*end;
+	long	 l;
+
+	errno = 0;
+	l = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0 || l < 3 || l > INT_MAX)
+		errx(1, "bad %s fd: %s", what, s);
+	return (int)l;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -296,19 +311,16 @@ main(int argc, char *argv[])
 	struct stat		 st;
 	sigset_t		 mask;
 	const char		*wsdir = INIT_WORKSPACE;
-	char			*end;
-	long			 l;
-	int			 ch, ctlfd = 3;
+	char			 why[256];
+	int			 ch, ctlfd = 3, filterfd = -1;
 
-	while ((ch = getopt(argc, argv, "c:w:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:s:w:")) != -1) {
 		switch (ch) {
 		case 'c':
-			errno = 0;
-			l = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
-			    l < 3 || l > INT_MAX)
-				errx(1, "bad control fd: %s", optarg);
-			ctlfd = (int)l;
+			ctlfd = fd_arg("control", optarg);
+			break;
+		case 's':
+			filterfd = fd_arg("filter", optarg);
 			break;
 		case 'w':
 			wsdir = optarg;
@@ -319,6 +331,15 @@ main(int argc, char *argv[])
 	}
 	if (optind != argc)
 		usage();
+	/*
+	 * The seccomp filter, when sandboxd passes it rather than have runc
+	 * compile it: before anything else, and fatal if it cannot be.
+	 */
+	if (filterfd != -1) {
+		if (seccomp_load_fd(filterfd, why, sizeof(why)) == -1)
+			errx(1, "%s", why);
+		close(filterfd);
+	}
 
 	/*
 	 * The code we run has our uid: being undumpable keeps it from

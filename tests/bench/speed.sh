@@ -360,10 +360,26 @@ done
 # Throughput: (b) and (d) in turn, RT rounds of each cell.
 RT=${RT:-3}
 NTR=$(( (NT + RT - 1) / RT ))
+# busy: the machine's busy time so far, all CPUs, in USER_HZ ticks (10 ms):
+# user, nice, system, irq and softirq from /proc/stat.
+busy() {
+	local c u n s i q _
+	read -r c u n s _ _ i q _ < /proc/stat
+	BUSY=$((u + n + s + i + q))
+}
+# cpu KEY MODE mcpbench-args...: measure, and add the CPU the whole
+# machine spent meanwhile to $T/res/KEY.cpu: at concurrency the rate is
+# CPU per run, and this says where it went.
+cpu() {
+	local b0
+	busy; b0=$BUSY
+	measure "$@"
+	busy; echo $((BUSY - b0)) >> "$T/res/$1.cpu"
+}
 throughput() {	# throughput C ROUND
 	runcrun "t$1-$2"
-	measure "runc.c$1" exec -n "$NTR" -c "$1" -w 0 -- "${RUNCARGS[@]}"
-	measure "http.c$1" "${HTTP[@]}" -n "$NTR" -c "$1" -w 1 run
+	cpu "runc.c$1" exec -n "$NTR" -c "$1" -w 0 -- "${RUNCARGS[@]}"
+	cpu "http.c$1" "${HTTP[@]}" -n "$NTR" -c "$1" -w 1 run
 }
 for c in 1 4; do
 	for r in $(seq "$RT"); do
@@ -431,6 +447,15 @@ thr() {	# thr KEY LABEL
 	printf '%-50s %8s %8s %8s\n' "$2" "$(field "$1.c1" rate)" \
 	    "$(field "$1.c4" rate)" "$(field "$1.c16" rate)"
 }
+cpums() {	# cpums KEY: the machine's CPU ms per run of that cell
+	[ -s "$T/res/$1.cpu" ] && [ -s "$T/res/$1.raw" ] || return
+	awk -v n="$(grep -c . "$T/res/$1.raw")" '{ t += $1 }
+	    END { if (n > 0) printf "%.1f", t * 10 / n }' "$T/res/$1.cpu"
+}
+thrcpu() {	# thrcpu KEY LABEL
+	printf '%-50s %8s %8s %8s\n' "$2" "$(cpums "$1.c1")" \
+	    "$(cpums "$1.c4")" "$(cpums "$1.c16")"
+}
 
 echo "# mcpd speed: $(nproc) cores, kernel $(uname -r), runc $RUNCV," \
     "Python $PYV, state and audit on $FS, run directory on tmpfs"
@@ -455,6 +480,9 @@ echo "# throughput in runs/s, about $NT runs per cell, (b) and (d) in turn in $R
 printf '%-50s %8s %8s %8s\n' "" c=1 c=4 c=16
 thr runc "(b) runc run"
 thr http "(d) run_code, HTTP"
+echo "# CPU ms per run, the whole machine's (/proc/stat), in those cells"
+thrcpu runc "(b) runc run"
+thrcpu http "(d) run_code, HTTP"
 ERRS=$(cat "$T"/res/runc.c? "$T"/res/runc.c16 "$T"/res/http.c? \
     "$T"/res/http.c16 2>/dev/null |
     awk '{ e += $4 } END { print e + 0 }')

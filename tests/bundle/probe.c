@@ -4,7 +4,9 @@
  * line each, "<name> ok" or "<name> <ERRNO NAME>", or for the foreign
  * system call entry points how a child that used them ended.
  *
- * Built by the test with "cc -static -pthread"; not part of the suite.
+ * Built by the test with "cc -static -pthread", with sandbox-init's
+ * filter loader (sandboxd/init/scfilter.c); not part of the suite.
+ * "probe -f file" loads the seccomp program in file first.
  */
 #define _GNU_SOURCE
 #include <sys/types.h>
@@ -51,6 +53,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "scfilter.h"
 
 #ifndef AF_ALG
 #define AF_ALG		38
@@ -189,6 +193,12 @@ refused(void)
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
 	report("clone3", pid);
+	/*
+	 * A call newer than any the profile names (mseal, Linux 6.10):
+	 * ENOSYS from the filter's stub, or from an older kernel.
+	 */
+	errno = 0;
+	report("newer-than-profile", syscall(462, NULL, 0UL, 0UL));
 
 	TRY("ptrace", ptrace(PTRACE_TRACEME, 0, 0, 0));
 	l.iov_base = buf;
@@ -465,6 +475,19 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 2 && strcmp(argv[1], "cat") == 0)
 		return cat(argv + 2);
+	/* -f file: load that program first, as sandbox-init does. */
+	if (argc == 3 && strcmp(argv[1], "-f") == 0) {
+		char	 why[256];
+		int	 fd;
+
+		if ((fd = open(argv[2], O_RDONLY | O_CLOEXEC)) == -1 ||
+		    seccomp_load_fd(fd, why, sizeof(why)) == -1) {
+			fprintf(stderr, "probe: %s: %s\n", argv[2],
+			    fd == -1 ? strerror(errno) : why);
+			return 2;
+		}
+		close(fd);
+	}
 	allowed();
 	refused();
 	printf("done\n");

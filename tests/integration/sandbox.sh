@@ -424,11 +424,28 @@ libc = ctypes.CDLL(None, use_errno=True)
 os.mkdir("/tmp/m")
 print("mount", libc.mount(b"none", b"/tmp/m", b"tmpfs", 0, None), ctypes.get_errno())
 print("unshare", libc.unshare(0x10000000), ctypes.get_errno())
-print("unshare-net", libc.unshare(0x40000000), ctypes.get_errno())'
+print("unshare-net", libc.unshare(0x40000000), ctypes.get_errno())
+print("clone3", libc.syscall(435, 0, 0), ctypes.get_errno())
+print("mseal", libc.syscall(462, 0, 0, 0), ctypes.get_errno())'
 check "mount and unshare are refused with EPERM ($(tr '\n' ' ' <<< "$OUT"))" \
-    test "$OUT" = "mount -1 1
+    test "$(head -n 3 <<< "$OUT")" = "mount -1 1
 unshare -1 1
 unshare-net -1 1"
+# clone3, and a call newer than the profile names (mseal, 6.10), answer
+# ENOSYS so that libc falls back: the stub sandboxd's filter shares with
+# runc's.
+check "clone3 and newer calls answer ENOSYS ($(tail -n 2 <<< "$OUT" |
+    tr '\n' ' '))" test "$(tail -n 2 <<< "$OUT")" = "clone3 -1 38
+mseal -1 38"
+check_clean "that run" "$ID" "$ID2"
+# One filter: sandbox-init's, loaded from sandboxd's compiled program,
+# and none from runc on top of it.
+as alice run -l sh -c 'grep -E "^(Seccomp|Seccomp_filters|NoNewPrivs):" \
+    /proc/self/status | tr -s "\t " " "'
+check "code runs under exactly one seccomp filter, no_new_privs set" \
+    test "$OUT" = "NoNewPrivs: 1
+Seccomp: 2
+Seccomp_filters: 1"
 check_clean "that run" "$ID" "$ID2"
 as alice run -l python -c 'import ctypes, socket
 libc = ctypes.CDLL(None, use_errno=True)

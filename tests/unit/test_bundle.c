@@ -7,6 +7,7 @@
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -17,6 +18,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <jansson.h>
 #include <seccomp.h>
 
@@ -1007,6 +1012,9 @@ test_validation(void)
 	REFUSED("workspace /", b.workspace = "/");
 	REFUSED("cgroup with ..", b.cgroup = "/mcpd/../x");
 	REFUSED("cgroup with :", b.cgroup = "system.slice:mcpd:x");
+	REFUSED("filter fd 2 (stderr)", b.filter_fd = 2);
+	REFUSED("filter fd -1", b.filter_fd = -1);
+	REFUSED("filter fd 256", b.filter_fd = 256);
 	REFUSED("no limits", b.limits = NULL);
 	l2 = lim;
 	l2.memory = 0;
@@ -1091,6 +1099,10 @@ test_template(void)
 	b.image = &img_host;
 	b.limits = &l2;
 	ok(written_fresh(&b, "host again"), "template: the host image again");
+	b.filter_fd = SBX_FILTER_FD;
+	ok(written_fresh(&b, "filter fd"), "template: the compiled filter");
+	b.filter_fd = 0;
+	ok(written_fresh(&b, "profile"), "template: the profile again");
 }
 
 static void
@@ -1133,6 +1145,68 @@ test_write(void)
 }
 
 /* ---- the seccomp profile ---- */
+
+/*
+ * What sandboxd's containers get: the profile left out of the
+ * configuration, sandbox-init told where the compiled one is, and that
+ * program sealed.  Its answers are compared with runc's in containers.
+ */
+static void
+test_filter(void)
+{
+	struct sock_filter	 insn[4];
+	struct bundle		 b;
+	struct stat		 st;
+	json_t			*c, *v;
+	char			 err[256];
+	int			 fd, seals;
+
+	bundle_default(&b, path("bundle"));
+	b.filter_fd = SBX_FILTER_FD;
+	c = bundle_config(&b, err, sizeof(err));
+	ok(c != NULL, "a configuration with the filter passed by fd");
+	if (c != NULL) {
+		v = jget(c, "process.args");
+		ok(json_array_size(v) == 3 && strcmp(json_string_value(
+		    json_array_get(v, 0)), SBX_INIT_PATH) == 0 &&
+		    strcmp(json_string_value(json_array_get(v, 1)), "-s") ==
+		    0 && atoi(json_string_value(json_array_get(v, 2))) ==
+		    SBX_FILTER_FD, "args: sandbox-init -s %d", SBX_FILTER_FD);
+		ok(jget(c, "linux.seccomp") == NULL,
+		    "no profile for runc to compile");
+		ok(json_is_true(jget(c, "process.noNewPrivileges")),
+		    "noNewPrivileges still set");
+		json_decref(c);
+	}
+
+	fd = bundle_filter(err, sizeof(err));
+	ok(fd != -1, "bundle_filter compiles the profile%s%s",
+	    fd == -1 ? ": " : "", fd == -1 ? err : "");
+	if (fd == -1)
+		return;
+	seals = fcntl(fd, F_GET_SEALS);
+	ok(seals != -1 && (seals & (F_SEAL_WRITE | F_SEAL_GROW |
+	    F_SEAL_SHRINK | F_SEAL_SEAL)) == (F_SEAL_WRITE | F_SEAL_GROW |
+	    F_SEAL_SHRINK | F_SEAL_SEAL), "sealed against any change (%#x)",
+	    seals);
+	ok(write(fd, "x", 1) == -1 && errno == EPERM, "a write is refused");
+	ok((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0, "close-on-exec in sandboxd");
+	ok(fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    st.st_size % (off_t)sizeof(struct sock_filter) == 0 &&
+	    st.st_size / (off_t)sizeof(struct sock_filter) <= BPF_MAXINSNS,
+	    "a whole BPF program (%lld instructions)",
+	    (long long)st.st_size / (long long)sizeof(struct sock_filter));
+	/* The ENOSYS stub first: arch x86_64, then nr above the last. */
+	if (pread(fd, insn, sizeof(insn), 0) != (ssize_t)sizeof(insn))
+		memset(insn, 0, sizeof(insn));
+	ok(insn[0].k == offsetof(struct seccomp_data, arch) &&
+	    insn[1].k == AUDIT_ARCH_X86_64 &&
+	    insn[2].k == offsetof(struct seccomp_data, nr) &&
+	    insn[3].k >= SYS_landlock_restrict_self && insn[3].k < 0x40000000,
+	    "it starts with the stub for calls newer than the profile "
+	    "(above %u)", insn[3].k);
+	close(fd);
+}
 
 static void
 test_seccomp(void)
@@ -1585,9 +1659,14 @@ test_runc_runtimes(void)
 	}
 }
 
-/* The static probe: every dangerous call refused, every needed one not. */
+/*
+ * The static probe: every dangerous call refused, every needed one not.
+ * how says who loads the filter: runc from the configuration, or the
+ * probe itself from bundle_filter()'s program, with sandbox-init's code.
+ * The output, kept in *outp, is checked either way.
+ */
 static void
-test_runc_probe(void)
+test_runc_probe(const char *how, int compiled, char **outp)
 {
 	static const char *const allow[] = {
 		"fork", "clone", "pthread_create", "posix_spawn", "setsid",
@@ -1624,7 +1703,7 @@ test_runc_probe(void)
 		"fanotify_init", "mbind", "set_mempolicy", "migrate_pages",
 		"move_pages", "sethostname",
 	};
-	const char	*args[] = { "/workspace/probe", NULL };
+	const char	*args[] = { "/workspace/probe", NULL, NULL, NULL };
 	struct bundle	 b;
 	char		 buf[128];
 	char		*out;
@@ -1632,18 +1711,26 @@ test_runc_probe(void)
 	size_t		 i;
 	int		 st, good;
 
+	*outp = NULL;
 	bundle_default(&b, NULL);
 	b.init = probe;
 	b.workspace = ws;
+	if (compiled) {
+		/* No profile in the configuration: the probe loads it. */
+		b.filter_fd = SBX_FILTER_FD;
+		args[1] = "-f";
+		args[2] = "/workspace/filter.bpf";
+	}
 	st = ctr_run("probe", &b, args, &out);
 	ok(st == 0 && out != NULL && strstr(out, "\ndone\n") != NULL,
-	    "the static probe ran to the end");
+	    "%s: the static probe ran to the end", how);
 	if (out == NULL)
 		return;
+	*outp = out;
 	for (i = 0; i < nitems(allow); i++) {
 		v = line_value(out, allow[i], buf, sizeof(buf));
-		ok(v != NULL && strcmp(v, "ok") == 0, "allowed: %s (%s)",
-		    allow[i], v != NULL ? v : "no answer");
+		ok(v != NULL && strcmp(v, "ok") == 0, "%s: allowed: %s (%s)",
+		    how, allow[i], v != NULL ? v : "no answer");
 	}
 	good = 1;
 	for (i = 0; i < nitems(eperm); i++) {
@@ -1654,7 +1741,8 @@ test_runc_probe(void)
 			good = 0;
 		}
 	}
-	ok(good, "%zu dangerous calls all refused with EPERM", nitems(eperm));
+	ok(good, "%s: %zu dangerous calls all refused with EPERM", how,
+	    nitems(eperm));
 	for (i = 0; i < nitems(eperm); i++)
 		if (strncmp(eperm[i], "socket-", 7) == 0 ||
 		    strncmp(eperm[i], "clone-", 6) == 0 ||
@@ -1667,20 +1755,64 @@ test_runc_probe(void)
 		    strcmp(eperm[i], "personality-addr-no-randomize") == 0) {
 			v = line_value(out, eperm[i], buf, sizeof(buf));
 			ok(v != NULL && strcmp(v, "EPERM") == 0,
-			    "refused: %s", eperm[i]);
+			    "%s: refused: %s", how, eperm[i]);
 		}
-	ok(line_is(out, "clone3", "ENOSYS"), "clone3 answers ENOSYS");
+	ok(line_is(out, "clone3", "ENOSYS"), "%s: clone3 answers ENOSYS", how);
+	ok(line_is(out, "newer-than-profile", "ENOSYS"),
+	    "%s: a call newer than the profile answers ENOSYS", how);
 	v = line_value(out, "int80", buf, sizeof(buf));
 	ok(v != NULL && (strcmp(v, "killed-SYS") == 0 ||
 	    (line_value(out, "int80-returned", buf, sizeof(buf)) != NULL &&
-	    atol(buf) < 0)), "int $0x80 getpid is refused or killed: %s",
-	    v != NULL ? v : "no answer");
+	    atol(buf) < 0)), "%s: int $0x80 getpid is refused or killed: %s",
+	    how, v != NULL ? v : "no answer");
 	v = line_value(out, "x32", buf, sizeof(buf));
 	ok(v != NULL && (strcmp(v, "killed-SYS") == 0 ||
 	    (line_value(out, "x32-returned", buf, sizeof(buf)) != NULL &&
-	    atol(buf) < 0)), "x32 getpid is refused or killed: %s",
-	    v != NULL ? v : "no answer");
-	free(out);
+	    atol(buf) < 0)), "%s: x32 getpid is refused or killed: %s",
+	    how, v != NULL ? v : "no answer");
+}
+
+/*
+ * The filter sandboxd's containers get, compiled once by bundle_filter()
+ * and loaded by sandbox-init, against runc's compilation of the profile
+ * in the configuration: both probed, and answering alike.
+ */
+static void
+test_runc_filter(void)
+{
+	char	 path[PATH_MAX], buf[65536];
+	char	*byrunc, *bysbx;
+	ssize_t	 n;
+	int	 fd, out;
+
+	test_runc_probe("runc's filter", 0, &byrunc);
+	if ((fd = bundle_filter(buf, sizeof(buf))) == -1) {
+		ok(0, "bundle_filter: %s", buf);
+		free(byrunc);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/filter.bpf", ws);
+	n = pread(fd, buf, sizeof(buf), 0);
+	close(fd);
+	if (n <= 0 || (out = open(path, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0644)) == -1) {
+		ok(0, "cannot copy the compiled filter");
+		free(byrunc);
+		return;
+	}
+	ok(write(out, buf, (size_t)n) == n && close(out) == 0,
+	    "the compiled filter copied into the workspace");
+	test_runc_probe("compiled filter", 1, &bysbx);
+	ok(byrunc != NULL && bysbx != NULL && strcmp(byrunc, bysbx) == 0,
+	    "the compiled filter answers every probe as runc's does");
+	if (byrunc != NULL && bysbx != NULL && strcmp(byrunc, bysbx) != 0) {
+		diag("runc's:");
+		diag_lines(byrunc);
+		diag("compiled:");
+		diag_lines(bysbx);
+	}
+	free(byrunc);
+	free(bysbx);
 }
 
 /* A rootfs image: completed by image_rootfs_check, our etc files in it. */
@@ -1798,15 +1930,19 @@ static int
 probe_build(void)
 {
 	const char	*top = getenv("TOP");
-	char		 src[PATH_MAX];
+	char		 src[PATH_MAX], filter[PATH_MAX], inc[PATH_MAX + 2];
 	char		*argv[] = { (char *)"/usr/bin/cc", (char *)"-static",
-			    (char *)"-pthread", (char *)"-O1", (char *)"-o",
-			    probe, src, NULL };
+			    (char *)"-pthread", (char *)"-O1", inc,
+			    (char *)"-o", probe, src, filter, NULL };
 	char		*out;
 	int		 st;
 
-	snprintf(src, sizeof(src), "%s/tests/bundle/probe.c",
-	    top != NULL ? top : ".");
+	/* With sandbox-init's own filter loader. */
+	if (top == NULL)
+		top = ".";
+	snprintf(src, sizeof(src), "%s/tests/bundle/probe.c", top);
+	snprintf(filter, sizeof(filter), "%s/sandboxd/init/scfilter.c", top);
+	snprintf(inc, sizeof(inc), "-I%s/sandboxd/init", top);
 	snprintf(ws, sizeof(ws), "%s/ws", tmp);
 	snprintf(probe, sizeof(probe), "%s/probe", ws);
 	if (mkdir(ws, 0755) == -1 || chown(ws, TEST_UID_BASE + SBX_USER_UID,
@@ -1843,6 +1979,7 @@ main(void)
 	test_validation();
 	test_write();
 	test_seccomp();
+	test_filter();
 
 	if (geteuid() != 0)
 		why = "not root";
@@ -1855,7 +1992,7 @@ main(void)
 	else {
 		test_runc_basics();
 		test_runc_memory();
-		test_runc_probe();
+		test_runc_filter();
 		test_runc_rootfs();
 		test_runc_in_use();
 		test_runc_runtimes();

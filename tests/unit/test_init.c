@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
@@ -26,12 +27,16 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "imsg.h"
 #include "proto.h"
@@ -336,6 +341,7 @@ struct spawn_opts {
 	rlim_t		 fsize;		/* RLIMIT_FSIZE, or 0 */
 	const char	*tmpfs;		/* mount a small tmpfs on wsdir */
 	int		 newpid;	/* run as PID 1 of a new pid namespace */
+	const char	*filter;	/* a file given as "-s 4" */
 };
 
 /* In the child, before sandbox-init starts: shape its world. */
@@ -390,6 +396,17 @@ sbx_spawn(struct sbx *sb, const struct spawn_opts *o)
 			fcntl(3, F_SETFD, 0);
 		else if (dup2(sv[1], 3) == -1)
 			_exit(126);
+		if (o != NULL && o->filter != NULL) {
+			int	 fd;
+
+			if ((fd = open(o->filter, O_RDONLY)) == -1 ||
+			    dup2(fd, 4) == -1)
+				_exit(126);
+			execl(initbin, "sandbox-init", "-c", "3", "-s", "4",
+			    "-w", o->wsdir != NULL ? o->wsdir : ws,
+			    (char *)NULL);
+			_exit(127);
+		}
 		execl(initbin, "sandbox-init", "-c", "3", "-w",
 		    o != NULL && o->wsdir != NULL ? o->wsdir : ws, (char *)NULL);
 		_exit(127);
@@ -2027,6 +2044,75 @@ test_guard(void)
 	waitpid(same, &st, 0);
 }
 
+/*
+ * "-s fd": the seccomp program sandboxd compiled, loaded before anything
+ * else and fatal when it cannot be.  Here a small one that refuses
+ * uname(2), so that its reach to what init runs shows.
+ */
+static void
+test_filter(void)
+{
+	static const char *const un[] = { "/bin/uname", "-s", NULL };
+	struct sock_filter	 prog[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_uname, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct spawn_opts	 o;
+	struct sbx		 sb;
+	struct job		 j;
+	char			 f[PATH_MAX + 32], line[256];
+	FILE			*st;
+	int			 seccomp = -1, filters = -1, r;
+
+	memset(&o, 0, sizeof(o));
+	o.filter = f;
+	path_join(f, base, "filter.bpf");
+	put_file("../filter.bpf", "", 0644);
+	{
+		int	 fd = open(f, O_WRONLY | O_TRUNC);
+
+		if (fd == -1 || write(fd, prog, sizeof(prog)) !=
+		    (ssize_t)sizeof(prog))
+			die(f);
+		close(fd);
+	}
+	ok(sbx_start(&sb, &o) == 0, "filter: hello after loading it");
+	snprintf(line, sizeof(line), "/proc/%d/status", (int)sb.pid);
+	if ((st = fopen(line, "r")) != NULL) {
+		while (fgets(line, sizeof(line), st) != NULL) {
+			sscanf(line, "Seccomp: %d", &seccomp);
+			sscanf(line, "Seccomp_filters: %d", &filters);
+		}
+		fclose(st);
+	}
+	ok(seccomp == 2 && filters == 1, "filter: sandbox-init runs under "
+	    "it (Seccomp %d, filters %d)", seccomp, filters);
+	memset(&j, 0, sizeof(j));
+	r = run(&sb, &j, un);
+	ok(r == 0 && WIFEXITED(j.ex.status) &&
+	    WEXITSTATUS(j.ex.status) != 0 && j.outlen == 0,
+	    "filter: and so does what it runs (uname refused, status %#x)",
+	    j.ex.status);
+	ok(sbx_stop(&sb) == 0, "filter: EOF: exit 0");
+
+	/* Not a program: no hello, exit 1. */
+	put_file("../filter.bpf", "abc", 0644);
+	sbx_spawn(&sb, &o);
+	ok(sbx_exit_status(&sb, WAIT_MS) == 1,
+	    "filter: a file that is no BPF program is fatal");
+	close(sb.ib.fd);
+	imsgbuf_clear(&sb.ib);
+	put_file("../filter.bpf", "", 0644);
+	sbx_spawn(&sb, &o);
+	ok(sbx_exit_status(&sb, WAIT_MS) == 1, "filter: so is an empty one");
+	close(sb.ib.fd);
+	imsgbuf_clear(&sb.ib);
+	unlink(f);
+}
+
 /* As PID 1 of its own pid namespace, as in a container. */
 static void
 test_pidns(void)
@@ -2123,6 +2209,7 @@ main(int argc, char *argv[])
 	test_eof();
 	test_guard();
 	test_pidns();
+	test_filter();
 
 	rm_rf(base);
 	ok(!exists(base), "cleanup: the temporary tree is gone");
