@@ -846,44 +846,16 @@ profile_add(scmp_filter_ctx ctx, uint32_t action, const char *name,
 	return seccomp_rule_add_array(ctx, action, nr, ncmp, cmp);
 }
 
-/* What libseccomp exported to fd: the instructions, malloc'ed. */
-static struct sock_filter *
-profile_read(int fd, size_t *count)
-{
-	struct sock_filter	*insns;
-	struct stat		 st;
-	size_t			 got = 0;
-	ssize_t			 n;
-
-	if (fstat(fd, &st) == -1 || st.st_size <= 0 ||
-	    st.st_size % (off_t)sizeof(*insns) != 0)
-		return NULL;
-	insns = xmalloc((size_t)st.st_size);
-	while (got < (size_t)st.st_size) {
-		n = pread(fd, (char *)insns + got, (size_t)st.st_size - got,
-		    (off_t)got);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(insns);
-			return NULL;
-		}
-		got += (size_t)n;
-	}
-	*count = got / sizeof(*insns);
-	return insns;
-}
-
 int
 bundle_filter(char *err, size_t errlen)
 {
 	/*
-	 * runc's stub, put in front of what libseccomp makes: a system call
-	 * newer than any the profile names answers ENOSYS rather than EPERM,
-	 * so that libc falls back to an older one.  The x32 numbers are
-	 * left to libseccomp, which kills.
+	 * runc's ENOSYS prologue, put in front of what libseccomp makes: a
+	 * system call newer than any the profile names answers ENOSYS rather
+	 * than EPERM, so that libc falls back to an older one.  The x32
+	 * numbers are left to libseccomp, which kills.
 	 */
-	struct sock_filter	 stub[] = {
+	struct sock_filter	 enosys[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		    offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 4),
@@ -895,9 +867,9 @@ bundle_filter(char *err, size_t errlen)
 	};
 	scmp_filter_ctx		 ctx;
 	struct scmp_arg_cmp	 cmp;
-	struct sock_filter	*insns = NULL, *all = NULL;
-	size_t			 i, n = 0;
-	int			 r = 0, last = -1, tmp = -1, fd = -1;
+	struct stat		 st;
+	size_t			 i;
+	int			 r = 0, last = -1, fd = -1;
 
 	if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
 		bundle_err(err, errlen, "seccomp: the profile is x86_64 only");
@@ -929,39 +901,46 @@ bundle_filter(char *err, size_t errlen)
 		    strerror(-r));
 		goto fail;
 	}
-	if ((tmp = memfd_create("mcpd-seccomp-export", MFD_CLOEXEC)) == -1 ||
-	    (r = seccomp_export_bpf(ctx, tmp)) != 0 ||
-	    (insns = profile_read(tmp, &n)) == NULL) {
-		bundle_err(err, errlen, "seccomp: cannot export the filter%s%s",
-		    r != 0 ? ": " : "", r != 0 ? strerror(-r) : "");
+	if (last < 0) {
+		bundle_err(err, errlen, "seccomp: libseccomp knows none of "
+		    "the profile's system calls");
 		goto fail;
 	}
-	if (last < 0 || n + nitems(stub) > BPF_MAXINSNS) {
-		bundle_err(err, errlen, "seccomp: %zu instructions", n);
-		goto fail;
-	}
-	stub[3].k = (uint32_t)last;
-	all = xreallocarray(NULL, n + nitems(stub), sizeof(*all));
-	memcpy(all, stub, sizeof(stub));
-	memcpy(all + nitems(stub), insns, n * sizeof(*insns));
-	n += nitems(stub);
+	enosys[3].k = (uint32_t)last;
 
-	/* Sealed: no container, nor anything else, can change it. */
+	/*
+	 * The prologue, then libseccomp's program written after it; sealed,
+	 * so that no container, nor anything else, can change it.
+	 */
 	if ((fd = memfd_create("mcpd-seccomp", MFD_CLOEXEC |
 	    MFD_ALLOW_SEALING)) == -1 ||
-	    write_all(fd, all, n * sizeof(*all)) == -1 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_WRITE | F_SEAL_SEAL) == -1) {
+	    write_all(fd, enosys, sizeof(enosys)) == -1) {
 		bundle_err(err, errlen, "seccomp: memfd: %s", strerror(errno));
-		if (fd != -1)
-			close(fd);
-		fd = -1;
+		goto fail;
 	}
- fail:
-	if (tmp != -1)
-		close(tmp);
-	free(insns);
-	free(all);
+	if ((r = seccomp_export_bpf(ctx, fd)) != 0) {
+		bundle_err(err, errlen, "seccomp: cannot export the filter: "
+		    "%s", strerror(-r));
+		goto fail;
+	}
+	if (fstat(fd, &st) == -1 || st.st_size % sizeof(enosys[0]) != 0 ||
+	    st.st_size / sizeof(enosys[0]) > BPF_MAXINSNS) {
+		bundle_err(err, errlen, "seccomp: a program of %lld bytes",
+		    (long long)st.st_size);
+		goto fail;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_WRITE | F_SEAL_SEAL) == -1) {
+		bundle_err(err, errlen, "seccomp: sealing: %s",
+		    strerror(errno));
+		goto fail;
+	}
 	seccomp_release(ctx);
 	return fd;
+
+ fail:
+	if (fd != -1)
+		close(fd);
+	seccomp_release(ctx);
+	return -1;
 }

@@ -195,7 +195,7 @@ refused(void)
 	report("clone3", pid);
 	/*
 	 * A call newer than any the profile names (mseal, Linux 6.10):
-	 * ENOSYS from the filter's stub, or from an older kernel.
+	 * ENOSYS from the filter's ENOSYS prologue, or from an older kernel.
 	 */
 	errno = 0;
 	report("newer-than-profile", syscall(462, NULL, 0UL, 0UL));

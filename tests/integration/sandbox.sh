@@ -432,7 +432,7 @@ check "mount and unshare are refused with EPERM ($(tr '\n' ' ' <<< "$OUT"))" \
 unshare -1 1
 unshare-net -1 1"
 # clone3, and a call newer than the profile names (mseal, 6.10), answer
-# ENOSYS so that libc falls back: the stub sandboxd's filter shares with
+# ENOSYS so that libc falls back: the prologue sandboxd's filter shares with
 # runc's.
 check "clone3 and newer calls answer ENOSYS ($(tail -n 2 <<< "$OUT" |
     tr '\n' ' '))" test "$(tail -n 2 <<< "$OUT")" = "clone3 -1 38

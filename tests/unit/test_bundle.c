@@ -1196,15 +1196,15 @@ test_filter(void)
 	    st.st_size / (off_t)sizeof(struct sock_filter) <= BPF_MAXINSNS,
 	    "a whole BPF program (%lld instructions)",
 	    (long long)st.st_size / (long long)sizeof(struct sock_filter));
-	/* The ENOSYS stub first: arch x86_64, then nr above the last. */
+	/* The ENOSYS prologue first: arch x86_64, then nr above the last. */
 	if (pread(fd, insn, sizeof(insn), 0) != (ssize_t)sizeof(insn))
 		memset(insn, 0, sizeof(insn));
 	ok(insn[0].k == offsetof(struct seccomp_data, arch) &&
 	    insn[1].k == AUDIT_ARCH_X86_64 &&
 	    insn[2].k == offsetof(struct seccomp_data, nr) &&
 	    insn[3].k >= SYS_landlock_restrict_self && insn[3].k < 0x40000000,
-	    "it starts with the stub for calls newer than the profile "
-	    "(above %u)", insn[3].k);
+	    "it starts with the ENOSYS prologue for calls newer than the "
+	    "profile (above %u)", insn[3].k);
 	close(fd);
 }
 

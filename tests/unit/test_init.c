@@ -1134,17 +1134,23 @@ test_exec_io(struct sbx *sb)
 
 /* dir/name with text in it, mode mode; dies on failure. */
 static void
-put_prog(const char *dir, const char *name, const char *text, mode_t mode)
+put_bytes(const char *dir, const char *name, const void *data, size_t len,
+    mode_t mode)
 {
 	char	 p[PATH_MAX];
-	size_t	 len = strlen(text);
 	int	 fd;
 
 	path_join(p, dir, name);
 	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    mode)) == -1 || write(fd, text, len) != (ssize_t)len)
+	    mode)) == -1 || write(fd, data, len) != (ssize_t)len)
 		die(p);
 	close(fd);
+}
+
+static void
+put_prog(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	put_bytes(dir, name, text, strlen(text), mode);
 }
 
 #define HELLO_SCRIPT	"#!/bin/sh\necho from-path \"$@\"\n"
@@ -1157,7 +1163,7 @@ test_exec_fail(struct sbx *sb)
 	static const char *const echo[] = { "echo", "default", NULL };
 	static const char *const noexec[] = { "noexec", NULL };
 	static const char *const nothere[] = { "nothere", NULL };
-	char		 envpath[PATH_MAX + 32], dir[PATH_MAX], p[PATH_MAX];
+	char		 envpath[PATH_MAX + 32], dir[PATH_MAX];
 	const char	*env[2] = { envpath, NULL };
 	struct job	 j;
 
@@ -1185,11 +1191,7 @@ test_exec_fail(struct sbx *sb)
 	ok(job_run(sb, &j, INIT_EXEC_PATH, "", echo, NULL, NULL) == 0 &&
 	    strcmp(j.out_buf, "default\n") == 0,
 	    "exec: no PATH in env: a default PATH");
-	path_join(p, dir, "hello");
-	unlink(p);
-	path_join(p, dir, "noexec");
-	unlink(p);
-	rmdir(dir);
+	rm_rf(dir);
 }
 
 /*
@@ -1215,7 +1217,7 @@ test_exec_shell(struct sbx *sb)
 	static const char *const noexec[] = { "/bin/sh", "-c", "noscript",
 	    NULL };
 	static const char *const echo[] = { "/bin/echo", "unsynced", NULL };
-	char		 envpath[PATH_MAX + 32], dir[PATH_MAX], p[PATH_MAX];
+	char		 envpath[PATH_MAX + 32], dir[PATH_MAX];
 	char		 real[PATH_MAX], want[PATH_MAX + 8];
 	const char	*env[2] = { envpath, NULL };
 	struct job	 j;
@@ -1256,11 +1258,7 @@ test_exec_shell(struct sbx *sb)
 	ok(job_run(sb, &j, INIT_EXEC_SH, "", noexec, env, NULL) == 0 &&
 	    strcmp(j.out_buf, "as-script\n") == 0 && j.ex.status == 0,
 	    "exec: a file without #! still runs, as the shell's script");
-	path_join(p, dir, "hello");
-	unlink(p);
-	path_join(p, dir, "noscript");
-	unlink(p);
-	rmdir(dir);
+	rm_rf(dir);
 }
 
 static void
@@ -2053,6 +2051,13 @@ static void
 test_filter(void)
 {
 	static const char *const un[] = { "/bin/uname", "-s", NULL };
+	static const struct {
+		const char	*text;
+		const char	*what;
+	} bad[] = {
+		{ "abc", "a file that is no BPF program" },
+		{ "", "an empty file" },
+	};
 	struct sock_filter	 prog[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		    offsetof(struct seccomp_data, nr)),
@@ -2065,20 +2070,13 @@ test_filter(void)
 	struct job		 j;
 	char			 f[PATH_MAX + 32], line[256];
 	FILE			*st;
+	size_t			 i;
 	int			 seccomp = -1, filters = -1, r;
 
 	memset(&o, 0, sizeof(o));
 	o.filter = f;
 	path_join(f, base, "filter.bpf");
-	put_file("../filter.bpf", "", 0644);
-	{
-		int	 fd = open(f, O_WRONLY | O_TRUNC);
-
-		if (fd == -1 || write(fd, prog, sizeof(prog)) !=
-		    (ssize_t)sizeof(prog))
-			die(f);
-		close(fd);
-	}
+	put_bytes(base, "filter.bpf", prog, sizeof(prog), 0644);
 	ok(sbx_start(&sb, &o) == 0, "filter: hello after loading it");
 	snprintf(line, sizeof(line), "/proc/%d/status", (int)sb.pid);
 	if ((st = fopen(line, "r")) != NULL) {
@@ -2099,17 +2097,14 @@ test_filter(void)
 	ok(sbx_stop(&sb) == 0, "filter: EOF: exit 0");
 
 	/* Not a program: no hello, exit 1. */
-	put_file("../filter.bpf", "abc", 0644);
-	sbx_spawn(&sb, &o);
-	ok(sbx_exit_status(&sb, WAIT_MS) == 1,
-	    "filter: a file that is no BPF program is fatal");
-	close(sb.ib.fd);
-	imsgbuf_clear(&sb.ib);
-	put_file("../filter.bpf", "", 0644);
-	sbx_spawn(&sb, &o);
-	ok(sbx_exit_status(&sb, WAIT_MS) == 1, "filter: so is an empty one");
-	close(sb.ib.fd);
-	imsgbuf_clear(&sb.ib);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put_prog(base, "filter.bpf", bad[i].text, 0644);
+		sbx_spawn(&sb, &o);
+		ok(sbx_exit_status(&sb, WAIT_MS) == 1, "filter: %s is fatal",
+		    bad[i].what);
+		close(sb.ib.fd);
+		imsgbuf_clear(&sb.ib);
+	}
 	unlink(f);
 }
 
