@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	6U
+#define MCPD_PROTO_VERSION	7U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -96,6 +96,9 @@ enum imsg_type {
 	IMSG_SBX_DONE,			/* <- struct sbx_done */
 	IMSG_SBX_ERROR,			/* <- struct sbx_error */
 	IMSG_SBX_LOGS,			/* struct sbx_logs */
+	IMSG_SBX_IMAGES,		/* struct sbx_images */
+	IMSG_SBX_IMAGE,			/* <- struct sbx_image */
+	IMSG_SBX_LANG,			/* <- struct sbx_lang */
 
 	/* sandboxd's main process <-> its privileged helper. */
 	IMSG_PRIV_START = 192,		/* struct priv_start, fd for init */
@@ -344,6 +347,44 @@ struct sbx_file {
 struct sbx_logs {
 	struct sbx_ref	 ref;
 	uint64_t	 max;		/* most recent bytes wanted, 0 : all */
+};
+
+/*
+ * The images a tenant may use.  IMAGES answers, for each, an IMAGE frame
+ * and, with SBX_IMAGES_LANGS, a LANG frame for every language whose tools
+ * the image holds (found by running each language's version command in a
+ * container of the image, once per image and sandboxd start), then DONE
+ * with size the number of images.
+ */
+#define SBX_IMAGES_LANGS	0x01
+
+struct sbx_images {
+	struct sbx_ref	 ref;
+	uint32_t	 flags;		/* SBX_IMAGES_* */
+	uint32_t	 pad;
+};
+
+#define SBX_IMAGE_HOST		1	/* the host's /usr, read-only */
+#define SBX_IMAGE_ROOTFS	2	/* a directory the policy names */
+#define SBX_IMAGE_STORED	3	/* built or imported by mcpctl */
+#define SBX_DIGEST_MAX		72	/* "sha256:" and 64 hex digits */
+#define SBX_VERSION_MAX		128
+
+struct sbx_image {
+	char		 name[SBX_NAME_MAX];
+	char		 digest[SBX_DIGEST_MAX];	/* "" : none */
+	char		 source[SBX_MSG_MAX];	/* stored: what made it */
+	char		 probe_error[SBX_MSG_MAX];	/* "" : probed fine */
+	int64_t		 created;	/* stored: seconds since the epoch */
+	uint64_t	 size;		/* stored: bytes */
+	uint32_t	 type;		/* SBX_IMAGE_* */
+	uint32_t	 pool;		/* warm containers kept */
+};
+
+struct sbx_lang {
+	char		 image[SBX_NAME_MAX];
+	char		 language[SBX_NAME_MAX];
+	char		 version[SBX_VERSION_MAX];	/* "" : no probe */
 };
 
 #define SBX_STREAM_STDOUT	1

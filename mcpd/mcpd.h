@@ -64,6 +64,7 @@ struct op {
 	struct sbx_result	 result;
 	struct sbx_info		 info;		/* CREATED, or the last INFO */
 	json_t			*infos;		/* every INFO, as JSON */
+	json_t			*images;	/* every IMAGE, its LANGs in */
 	struct sbx_done		 fdone;
 	struct sbx_error	 error;
 	struct evbuffer		*data;

@@ -25,6 +25,67 @@
 #define OP_DATA_MAX	(SBX_FILE_MAX + PROTO_CHUNK)
 #define OP_OUTPUT_MAX	(1024ULL * 1024 * 1024)
 
+static const char *const op_image_types[] = {
+	[SBX_IMAGE_HOST] = "host",
+	[SBX_IMAGE_ROOTFS] = "rootfs",
+	[SBX_IMAGE_STORED] = "stored",
+};
+
+/* An IMAGE frame, as JSON, into op->images. */
+static int
+op_image(struct op *op, const uint8_t *p, size_t len)
+{
+	struct sbx_image	 si;
+	json_t			*o;
+
+	if (proto_payload(p, len, &si, sizeof(si)) == -1 ||
+	    si.type < SBX_IMAGE_HOST || si.type > SBX_IMAGE_STORED)
+		return -1;
+	si.name[sizeof(si.name) - 1] = '\0';
+	si.digest[sizeof(si.digest) - 1] = '\0';
+	si.source[sizeof(si.source) - 1] = '\0';
+	si.probe_error[sizeof(si.probe_error) - 1] = '\0';
+	o = json_pack("{s:s, s:s, s:i, s:o}", "name", si.name, "type",
+	    op_image_types[si.type], "pool", (int)si.pool, "languages",
+	    json_array());
+	if (si.digest[0] != '\0')
+		json_object_set_new(o, "digest", json_string(si.digest));
+	if (si.type == SBX_IMAGE_STORED) {
+		json_object_set_new(o, "source", utf8_json((uint8_t *)si.source,
+		    strlen(si.source)));
+		json_object_set_new(o, "created", json_integer(si.created));
+		json_object_set_new(o, "size", json_integer((json_int_t)
+		    si.size));
+	}
+	if (si.probe_error[0] != '\0')
+		json_object_set_new(o, "probe_error", utf8_json((uint8_t *)
+		    si.probe_error, strlen(si.probe_error)));
+	json_array_append_new(op->images, o);
+	return 0;
+}
+
+/* A LANG frame: a language of the image just sent. */
+static int
+op_lang(struct op *op, const uint8_t *p, size_t len)
+{
+	struct sbx_lang	 sl;
+	json_t		*img;
+
+	if (proto_payload(p, len, &sl, sizeof(sl)) == -1)
+		return -1;
+	sl.image[sizeof(sl.image) - 1] = '\0';
+	sl.language[sizeof(sl.language) - 1] = '\0';
+	sl.version[sizeof(sl.version) - 1] = '\0';
+	img = json_array_get(op->images, json_array_size(op->images) - 1);
+	if (img == NULL || strcmp(json_string_value(json_object_get(img,
+	    "name")), sl.image) != 0)
+		return -1;
+	json_array_append_new(json_object_get(img, "languages"),
+	    json_pack("{s:s, s:o}", "name", sl.language, "version",
+	    utf8_json((uint8_t *)sl.version, strlen(sl.version))));
+	return 0;
+}
+
 static void
 op_frame(void *arg, struct imsg *imsg)
 {
@@ -96,6 +157,14 @@ op_frame(void *arg, struct imsg *imsg)
 		op->info.image[sizeof(op->info.image) - 1] = '\0';
 		json_array_append_new(op->infos, op_info_json(&op->info));
 		break;
+	case IMSG_SBX_IMAGE:
+		if (op_image(op, p, len) == -1)
+			op->broken = 1;
+		break;
+	case IMSG_SBX_LANG:
+		if (op_lang(op, p, len) == -1)
+			op->broken = 1;
+		break;
 	case IMSG_SBX_RESULT:
 		if (proto_payload(p, len, &op->result,
 		    sizeof(op->result)) == -1)
@@ -150,6 +219,7 @@ op_start(uint32_t type, struct evbuffer *payload, op_fn done, void *arg,
 	op->out[1] = evbuffer_new();
 	op->entries = json_array();
 	op->infos = json_array();
+	op->images = json_array();
 	iov.iov_len = evbuffer_get_length(payload);
 	iov.iov_base = evbuffer_pullup(payload, -1);
 	if ((op->call = sbx_call(type, &iov, 1, op_frame, op, why)) ==
@@ -170,6 +240,7 @@ op_free(struct op *op)
 	evbuffer_free(op->out[1]);
 	json_decref(op->entries);
 	json_decref(op->infos);
+	json_decref(op->images);
 	free(op);
 }
 

@@ -106,6 +106,8 @@ static const char in_run_code[] =
     "\"timeout\":{\"type\":\"number\",\"description\":\"Seconds before "
     "the program is killed (default and maximum set by the operator).\"},"
     S_SANDBOX ","
+    "\"image\":{\"type\":\"string\",\"description\":\"The image to "
+    "run in (see list_languages); default: the language's.\"},"
     "\"background\":{\"type\":\"boolean\",\"description\":\"Return at "
     "once with a task to poll instead of waiting (clients with MCP "
     "tasks support).\"}},"
@@ -259,13 +261,37 @@ static const char out_list_sb[] =
     "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":"
     "\"array\",\"items\":" S_INFO "}},\"required\":[\"sandboxes\"]}";
 
+#define S_IMAGE \
+	"{\"type\":\"object\",\"properties\":{" \
+	"\"name\":{\"type\":\"string\"}," \
+	"\"type\":{\"type\":\"string\",\"enum\":[\"host\",\"rootfs\"," \
+	"\"stored\"]}," \
+	"\"digest\":{\"type\":\"string\"}," \
+	"\"source\":{\"type\":\"string\"}," \
+	"\"created\":{\"type\":\"integer\"}," \
+	"\"size\":{\"type\":\"integer\"}," \
+	"\"pool\":{\"type\":\"integer\"}," \
+	"\"probe_error\":{\"type\":\"string\"}," \
+	"\"languages\":{\"type\":\"array\",\"items\":{\"type\":" \
+	"\"object\",\"properties\":{\"name\":{\"type\":\"string\"}," \
+	"\"version\":{\"type\":\"string\"}}}}}," \
+	"\"required\":[\"name\",\"type\"]}"
+
 static const char out_langs[] =
     "{\"type\":\"object\",\"properties\":{\"languages\":{\"type\":"
     "\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"name\":{\"type\":\"string\"},\"aliases\":{\"type\":\"array\","
     "\"items\":{\"type\":\"string\"}},\"file\":{\"type\":\"string\"},"
-    "\"compiled\":{\"type\":\"boolean\"},\"image\":{\"type\":\"string\"}"
-    "}}}},\"required\":[\"languages\"]}";
+    "\"compiled\":{\"type\":\"boolean\"},\"image\":{\"type\":\"string\"},"
+    "\"version\":{\"type\":\"string\"},\"images\":{\"type\":\"array\","
+    "\"items\":{\"type\":\"object\",\"properties\":{\"image\":{"
+    "\"type\":\"string\"},\"version\":{\"type\":\"string\"}}}}"
+    "}}},\"images\":{\"type\":\"array\",\"items\":" S_IMAGE "}},"
+    "\"required\":[\"languages\",\"images\"]}";
+
+static const char out_images[] =
+    "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":"
+    "\"array\",\"items\":" S_IMAGE "}},\"required\":[\"images\"]}";
 
 static const char in_upload[] =
     "{\"type\":\"object\",\"properties\":{" S_SANDBOX ","
@@ -304,6 +330,7 @@ static void	t_delete(struct mcp_req *, json_t *);
 static void	t_stop(struct mcp_req *, json_t *);
 static void	t_list(struct mcp_req *, json_t *);
 static void	t_languages(struct mcp_req *, json_t *);
+static void	t_images(struct mcp_req *, json_t *);
 
 static struct tool tools[] = {
 	{ "run_code", "Run code",
@@ -362,9 +389,15 @@ static struct tool tools[] = {
 	  "memory in use and when each expires.",
 	  in_none, out_list_sb, H_READONLY, 0, t_list, NULL, NULL, NULL },
 	{ "list_languages", "List languages",
-	  "List the languages run_code runs, with their aliases, the file "
-	  "name the code is saved as, and whether they are compiled.",
+	  "List, per image, the languages run_code can run there with "
+	  "their versions, aliases, the file name the code is saved as, and "
+	  "whether they are compiled.",
 	  in_none, out_langs, H_READONLY | H_IDEMPOTENT, 0, t_languages,
+	  NULL, NULL, NULL },
+	{ "list_images", "List images",
+	  "List the container images sandboxes and runs can start from, "
+	  "with the digest that identifies a built or imported one.",
+	  in_none, out_images, H_READONLY | H_IDEMPOTENT, 0, t_images,
 	  NULL, NULL, NULL },
 	{ "sandbox_upload", "Copy a local file into a sandbox",
 	  "Copy a file or directory from this machine into a sandbox's "
@@ -968,7 +1001,7 @@ run_code_done(struct op *op)
 
 static const char *const run_code_args[] = {
 	"language", "code", "files", "stdin", "args", "env", "timeout",
-	"sandbox", "background", NULL,
+	"sandbox", "image", "background", NULL,
 };
 
 /* files: [{path, content, encoding}] into the request. */
@@ -1045,7 +1078,7 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 	struct sbx_run		 sr;
 	struct evbuffer		*b, *tail;
 	struct language		*lang;
-	const char		*language, *code, *in, *sandbox, *why;
+	const char		*language, *code, *in, *sandbox, *image, *why;
 	size_t			 codelen, inlen, i;
 	json_t			*argv, *env, *v;
 	const char		*k;
@@ -1060,7 +1093,11 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 	env = args_env(&a, "env");
 	timeout = args_seconds(&a, "timeout", TIMEOUT_MAX_S);
 	sandbox = args_sandbox(&a, 0);
+	image = args_str(&a, "image", 0, 63);
 	(void)args_bool(&a, "background", 0);
+	if (!args_failed(&a) && image != NULL && sandbox != NULL)
+		snprintf(a.err, sizeof(a.err), "give 'image' or 'sandbox', "
+		    "not both: a sandbox keeps the image it was made from");
 	if (!args_failed(&a) &&
 	    (lang = policy_language(mcpd_conf, language)) == NULL)
 		snprintf(a.err, sizeof(a.err), "unknown language '%.63s'; "
@@ -1081,6 +1118,8 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 	}
 	op_ref(&sr.ref, req, sandbox);
 	str_copy(sr.language, language, sizeof(sr.language));
+	if (image != NULL)
+		str_copy(sr.image, image, sizeof(sr.image));
 	sr.lim.timeout = timeout;
 	sr.argc = (uint32_t)json_array_size(argv);
 	sr.envc = (uint32_t)json_object_size(env);
@@ -1559,44 +1598,175 @@ t_list(struct mcp_req *req, json_t *jargs)
 	simple_start(req, IMSG_SBX_LIST, b, list_done, "sandbox_list");
 }
 
+/* The image a language's entry lists as present, or NULL. */
+static json_t *
+lang_in_image(json_t *img, const char *name)
+{
+	json_t	*l;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(img, "languages"), i, l)
+		if (strcmp(json_string_value(json_object_get(l, "name")),
+		    name) == 0)
+			return l;
+	return NULL;
+}
+
+/* One language, with the images that have it and its version in each. */
+static json_t *
+lang_json(const struct language *l, json_t *images)
+{
+	json_t	*aliases, *in, *img, *found, *o;
+	size_t	 i;
+
+	aliases = json_array();
+	for (i = 0; i < l->naliases; i++)
+		json_array_append_new(aliases, json_string(l->aliases[i]));
+	in = json_array();
+	o = json_pack("{s:s, s:o, s:s, s:b, s:s}", "name", l->name,
+	    "aliases", aliases, "file", l->file, "compiled", l->build != NULL,
+	    "image", l->image);
+	json_array_foreach(images, i, img) {
+		if ((found = lang_in_image(img, l->name)) == NULL)
+			continue;
+		json_array_append_new(in, json_pack("{s:O, s:O}", "image",
+		    json_object_get(img, "name"), "version",
+		    json_object_get(found, "version")));
+		if (strcmp(json_string_value(json_object_get(img, "name")),
+		    l->image) == 0)
+			json_object_set(o, "version", json_object_get(found,
+			    "version"));
+	}
+	json_object_set_new(o, "images", in);
+	return o;
+}
+
 static void
-t_languages(struct mcp_req *req, json_t *jargs)
+image_text(struct evbuffer *b, json_t *img)
+{
+	json_t		*d = json_object_get(img, "digest");
+	const char	*err;
+
+	evbuffer_add_printf(b, "image %s (%s%s%.19s)",
+	    json_string_value(json_object_get(img, "name")),
+	    json_string_value(json_object_get(img, "type")),
+	    json_is_string(d) ? ", " : "",
+	    json_is_string(d) ? json_string_value(d) : "");
+	err = json_string_value(json_object_get(img, "probe_error"));
+	if (err != NULL)
+		evbuffer_add_printf(b, ": languages unknown: %s", err);
+	evbuffer_add(b, "\n", 1);
+}
+
+static void
+languages_done(struct op *op)
+{
+	struct simple	*s = op->arg;
+	struct mcp_req	*req = simple_end(s);
+	struct language	*l;
+	struct evbuffer	*b;
+	json_t		*list, *img, *found;
+	size_t		 i, j;
+	char		*text;
+
+	if (op->final != IMSG_SBX_DONE) {
+		op_tool_error(req, op, "list_languages");
+		op_free(op);
+		free(s);
+		return;
+	}
+	list = json_array();
+	b = evbuffer_new();
+	json_array_foreach(op->images, i, img) {
+		image_text(b, img);
+		TAILQ_FOREACH(l, &mcpd_conf->languages, entry) {
+			if ((found = lang_in_image(img, l->name)) == NULL)
+				continue;
+			evbuffer_add_printf(b, "  %s: %s; saved as %s%s",
+			    l->name, json_string_value(json_object_get(found,
+			    "version")), l->file, l->build != NULL ?
+			    ", compiled" : "");
+			for (j = 0; j < l->naliases; j++)
+				evbuffer_add_printf(b, "%s%s", j == 0 ?
+				    "; also " : ", ", l->aliases[j]);
+			evbuffer_add(b, "\n", 1);
+		}
+	}
+	TAILQ_FOREACH(l, &mcpd_conf->languages, entry)
+		json_array_append_new(list, lang_json(l, op->images));
+	evbuffer_add_printf(b, "run_code runs a language in the first image "
+	    "listed for it unless you name another with 'image'.\n");
+	text = buf_text(b);
+	evbuffer_free(b);
+	tool_result(req, text_content(text), json_pack("{s:o, s:O}",
+	    "languages", list, "images", op->images), 0);
+	free(text);
+	op_free(op);
+	free(s);
+}
+
+static void
+images_start(struct mcp_req *req, json_t *jargs, uint32_t flags,
+    op_fn done, const char *what)
 {
 	static const char *const none[] = { NULL };
 	struct args		 a;
-	struct language		*l;
+	struct sbx_images	 si;
 	struct evbuffer		*b;
-	json_t			*list, *aliases;
-	size_t			 i;
-	char			*text;
 
 	if (args_init(&a, jargs, none) == -1) {
 		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
 		return;
 	}
-	list = json_array();
+	memset(&si, 0, sizeof(si));
+	op_ref(&si.ref, req, NULL);
+	si.flags = flags;
 	b = evbuffer_new();
-	TAILQ_FOREACH(l, &mcpd_conf->languages, entry) {
-		aliases = json_array();
-		for (i = 0; i < l->naliases; i++)
-			json_array_append_new(aliases,
-			    json_string(l->aliases[i]));
-		json_array_append_new(list, json_pack("{s:s, s:o, s:s, s:b, "
-		    "s:s}", "name", l->name, "aliases", aliases, "file",
-		    l->file, "compiled", l->build != NULL, "image",
-		    l->image));
-		evbuffer_add_printf(b, "%s: saved as %s%s", l->name, l->file,
-		    l->build != NULL ? ", compiled" : "");
-		for (i = 0; i < l->naliases; i++)
-			evbuffer_add_printf(b, "%s%s", i == 0 ? "; also " :
-			    ", ", l->aliases[i]);
-		evbuffer_add(b, "\n", 1);
+	evbuffer_add(b, &si, sizeof(si));
+	simple_start(req, IMSG_SBX_IMAGES, b, done, what);
+}
+
+static void
+t_languages(struct mcp_req *req, json_t *jargs)
+{
+	images_start(req, jargs, SBX_IMAGES_LANGS, languages_done,
+	    "list_languages");
+}
+
+static void
+images_done(struct op *op)
+{
+	struct simple	*s = op->arg;
+	struct mcp_req	*req = simple_end(s);
+	struct evbuffer	*b;
+	json_t		*img;
+	size_t		 i;
+	char		*text;
+
+	if (op->final != IMSG_SBX_DONE) {
+		op_tool_error(req, op, "list_images");
+		op_free(op);
+		free(s);
+		return;
+	}
+	b = evbuffer_new();
+	json_array_foreach(op->images, i, img) {
+		json_object_del(img, "languages");
+		image_text(b, img);
 	}
 	text = buf_text(b);
 	evbuffer_free(b);
-	tool_result(req, text_content(text), json_pack("{s:o}", "languages",
-	    list), 0);
+	tool_result(req, text_content(text), json_pack("{s:O}", "images",
+	    op->images), 0);
 	free(text);
+	op_free(op);
+	free(s);
+}
+
+static void
+t_images(struct mcp_req *req, json_t *jargs)
+{
+	images_start(req, jargs, 0, images_done, "list_images");
 }
 
 /* --- Files --------------------------------------------------------- */

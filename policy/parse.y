@@ -2216,12 +2216,34 @@ language_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 	free(name);
 }
 
+/* An alias is a name that may also hold '+' and '#', as c++ and c# do. */
+static int
+check_alias(struct parse_ctx *ctx, const struct ploc *loc, const char *s)
+{
+	char	 name[POLICY_NAME_MAX];
+	size_t	 i;
+
+	if (strlen(s) >= sizeof(name))
+		return check_name(ctx, loc, "alias", s);
+	for (i = 0; s[i] != '\0'; i++)
+		name[i] = s[i] == '+' || s[i] == '#' ? '_' : s[i];
+	name[i] = '\0';
+	if (policy_valid_name(name))
+		return 0;
+	if (*s != '\0' && *s != '-' && *s != '.' && strlen(s) <= TEXT_MAX) {
+		perr(ctx, loc, "invalid alias \"%s\": only letters, digits, "
+		    "'.', '_', '-', '+' and '#' are allowed", s);
+		return -1;
+	}
+	return check_name(ctx, loc, "alias", s);
+}
+
 static void
 language_alias(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 {
 	struct language	*l = ctx->language;
 
-	if (check_name(ctx, loc, "alias", s) == -1 ||
+	if (check_alias(ctx, loc, s) == -1 ||
 	    language_clash(ctx, loc, "alias", s) == -1) {
 		free(s);
 		return;

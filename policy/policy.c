@@ -182,9 +182,18 @@ policy_language(const struct policy *p, const char *name)
 }
 
 /*
- * The languages a configuration without any gets: what the host image of
- * a Debian system runs out of the box.
+ * The languages a configuration without any gets, each on the host image
+ * (a Debian system's /usr): list_languages shows those whose tools are
+ * installed there.  TypeScript is type-checked by tsc; without Node's type
+ * declarations, which Debian does not package, its globals are declared
+ * loosely first.
  */
+#define TS_NODE_DECLS \
+	"printf 'declare var process: any, require: any, module: any, " \
+	"exports: any, __dirname: string, __filename: string; " \
+	"declare module \"*\";\\n' " \
+	"> /tmp/node-globals.d.ts && "
+
 static const struct {
 	const char	*name;
 	const char	*aliases[3];
@@ -197,12 +206,61 @@ static const struct {
 	    "python3 --version" },
 	{ "javascript", { "js", "node", "nodejs" }, "main.js", NULL,
 	    "node main.js", "node --version" },
+	{ "typescript", { "ts" }, "main.ts", TS_NODE_DECLS "tsc --target "
+	    "es2020 --module commonjs --outDir . main.ts "
+	    "/tmp/node-globals.d.ts", "node main.js", "tsc --version" },
 	{ "sh", { "shell" }, "main.sh", NULL, "sh main.sh", NULL },
 	{ "bash", { NULL }, "main.sh", NULL, "bash main.sh",
 	    "bash --version" },
-	{ "c", { NULL }, "main.c", "cc -O2 -o main main.c", "./main",
+	{ "c", { NULL }, "main.c", "cc -O2 -o main main.c -lm", "./main",
 	    "cc --version" },
+	{ "cpp", { "c++", "cxx" }, "main.cpp", "c++ -O2 -o main main.cpp",
+	    "./main", "c++ --version" },
+	{ "go", { "golang" }, "main.go", "go build -o main main.go", "./main",
+	    "go version" },
+	{ "rust", { "rs" }, "main.rs", "rustc -O -o main main.rs", "./main",
+	    "rustc --version" },
+	{ "java", { NULL }, "Main.java", "javac Main.java", "java Main",
+	    "javac -version" },
+	{ "ruby", { "rb" }, "main.rb", NULL, "ruby main.rb",
+	    "ruby --version" },
+	{ "perl", { "pl" }, "main.pl", NULL, "perl main.pl",
+	    "perl --version" },
+	{ "php", { NULL }, "main.php", NULL, "php main.php", "php --version" },
 };
+
+/* The first word of a command, if it names a program to look up. */
+static int
+policy_cmd_tool(const char *cmd, char *tool, size_t len)
+{
+	size_t	 n;
+
+	cmd += strspn(cmd, " \t");
+	n = strcspn(cmd, " \t;&|()<>");
+	if (n == 0 || n >= len || memchr(cmd, '/', n) != NULL ||
+	    memchr(cmd, '=', n) != NULL)
+		return 0;
+	memcpy(tool, cmd, n);
+	tool[n] = '\0';
+	return 1;
+}
+
+size_t
+policy_language_tools(const struct language *l,
+    char tools[][POLICY_NAME_MAX], size_t max)
+{
+	const char	*cmds[2];
+	size_t		 i, n = 0;
+
+	cmds[0] = l->version != NULL ? l->version : l->build;
+	cmds[1] = l->run;
+	for (i = 0; i < 2 && n < max; i++)
+		if (cmds[i] != NULL &&
+		    policy_cmd_tool(cmds[i], tools[n], POLICY_NAME_MAX) &&
+		    (n == 0 || strcmp(tools[0], tools[n]) != 0))
+			n++;
+	return n;
+}
 
 void
 policy_default_languages(struct policy *p)

@@ -147,6 +147,12 @@ struct image {
 	char			 path[PATH_MAX];	/* IMAGE_ROOTFS */
 	uint32_t		 pool;		/* warm containers kept */
 	uint64_t		 pool_idle;	/* ms unclaimed; 0: never */
+	/* An image of the store (mcpctl image), found by sandboxd. */
+	int			 stored;
+	char			 digest[72];	/* "sha256:<hex>"; "" : none */
+	char			 source[240];	/* what built it */
+	int64_t			 created;	/* seconds since the epoch */
+	uint64_t		 size;		/* bytes */
 };
 
 struct language {
@@ -239,6 +245,14 @@ struct tenant	*policy_tenant_by_token(const struct policy *,
  * no language statement gets.
  */
 void		 policy_default_languages(struct policy *);
+
+/*
+ * The programs a language needs: the first word of its version command
+ * (else of its build command) and of its run command, unless that word is
+ * a path (./main) or the same.  Returns how many, at most max.
+ */
+size_t		 policy_language_tools(const struct language *,
+		    char [][POLICY_NAME_MAX], size_t);
 
 /* A name usable for tenants, limits, images, languages: [A-Za-z0-9._-]. */
 int		 policy_valid_name(const char *);

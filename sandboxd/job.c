@@ -37,7 +37,7 @@ static void	run_main(struct job *);
 
 /* Answers to the client, if it is still there. */
 
-static void
+void
 job_send(struct job *job, uint32_t type, const void *data, size_t len)
 {
 	if (job->cl != NULL)
@@ -100,6 +100,15 @@ job_output(struct job *job, uint32_t stream, uint32_t phase,
 	if (job->logging)
 		outlog_append(&job->sb->log, buf, len);
 	job_output_audit(job, stream, buf, len);
+	if (job->done != NULL && stream == SBX_STREAM_STDOUT &&
+	    job->outlen < JOB_OUT_MAX) {
+		if (len > JOB_OUT_MAX - job->outlen)
+			len = JOB_OUT_MAX - job->outlen;
+		if (job->out == NULL)
+			job->out = xmalloc(JOB_OUT_MAX);
+		memcpy(job->out + job->outlen, buf, len);
+		job->outlen += len;
+	}
 	if (job->cl == NULL)
 		return;
 	o.stream = stream;
@@ -195,6 +204,8 @@ job_intent_body(struct job *job, struct audit_body *b)
 		audit_body_str(b, "network", job->lim.network == NET_EGRESS ?
 		    "egress" : "none");
 		audit_body_str(b, "oneshot", job->oneshot ? "yes" : "no");
+		if (job->done != NULL)
+			audit_body_str(b, "own", "probe");
 		audit_body_u64(b, "stdin.bytes", job->stdin_len);
 		audit_body_u64(b, "timeout", job->lim.timeout);
 		break;
@@ -303,13 +314,16 @@ job_finish(struct job *job)
 	audit_cancel(job);
 	if (job->cl != NULL)
 		TAILQ_REMOVE(&job->cl->jobs, job, entry);
+	if (job->done != NULL)
+		job->done(job);
 	job_free(job);
 }
 
+/* Gone: its client went away or cancelled it.  sandboxd's own never go. */
 static int
 job_gone(struct job *job)
 {
-	if (job->cl != NULL && !job->cancelled)
+	if ((job->cl != NULL || job->done != NULL) && !job->cancelled)
 		return 0;
 	job_error(job, SBX_E_CANCELLED, 0, "the request was cancelled");
 	return 1;
@@ -1021,6 +1035,9 @@ job_begin(struct job *job)
 		TAILQ_REMOVE(&job->cl->jobs, job, entry);
 		job_free(job);
 		break;
+	case IMSG_SBX_IMAGES:
+		probe_images(job);
+		break;
 	case IMSG_SBX_STATUS:
 		if (job->sb->persistent) {
 			job_info(job, job->sb, IMSG_SBX_INFO);
@@ -1040,6 +1057,50 @@ job_begin(struct job *job)
 		job_free(job);
 		break;
 	}
+}
+
+void
+job_own_run(const char *image, const char *script,
+    void (*done)(struct job *), void *arg)
+{
+	static struct tenant	 own;	/* no tenant's: sandboxd's */
+	struct job		*job;
+
+	job = job_alloc();
+	job->type = IMSG_SBX_RUN;
+	job->tenant = &own;
+	job->oneshot = 1;
+	job->done = done;
+	job->done_arg = arg;
+	str_copy(job->image, image, sizeof(job->image));
+	job->lim = *policy_limits(sbd->conf, "default");
+	job->lim.network = NET_NONE;
+	job->lim.timeout = JOB_OWN_TIMEOUT;
+	job->data = xstrdup(script);
+	job->nargs = 3;
+	job->args = xcalloc(job->nargs, sizeof(*job->args));
+	job->args[0] = "/bin/sh";
+	job->args[1] = "-c";
+	job->args[2] = job->data;
+	job_begin(job);
+}
+
+/* IMAGES: each image, and with SBX_IMAGES_LANGS its languages. */
+void
+job_images_answer(struct job *job)
+{
+	struct image	*img;
+	struct sbx_done	 done;
+
+	memset(&done, 0, sizeof(done));
+	TAILQ_FOREACH(img, &sbd->conf->images, entry) {
+		probe_answer(job, img);
+		done.size++;
+	}
+	job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+	if (job->cl != NULL)
+		TAILQ_REMOVE(&job->cl->jobs, job, entry);
+	job_free(job);
 }
 
 static void

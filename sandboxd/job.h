@@ -20,6 +20,8 @@
 #define JOB_ENV_MAX		256
 #define JOB_ENV_BYTES		(64 * 1024)
 #define JOB_FILES_MAX		1000
+#define JOB_OUT_MAX		(64 * 1024)	/* kept of an own run's stdout */
+#define JOB_OWN_TIMEOUT		60000		/* ms, for an own run */
 
 /*
  * Where a job's intent record is, for a job that goes on while auditd
@@ -82,6 +84,16 @@ struct job {
 	/* LOGS */
 	uint64_t		 log_max;	/* bytes, 0 : all */
 
+	/* IMAGES */
+	uint32_t		 images_flags;	/* SBX_IMAGES_* */
+	TAILQ_ENTRY(job)	 wait;		/* for probes to end */
+
+	/* sandboxd's own runs: no client; done() has the result */
+	void			(*done)(struct job *);
+	void			*done_arg;
+	char			*out;		/* stdout, up to JOB_OUT_MAX */
+	size_t			 outlen;
+
 	/* file operations */
 	uint32_t		 init_type;	/* IMSG_INIT_* */
 	struct init_file	 fhdr;
@@ -104,7 +116,22 @@ struct job {
 	struct event		*ev_grace;	/* STOP */
 };
 
+/* job.c */
+/* A frame answering the job's request, if its client is still there. */
+void		 job_send(struct job *, uint32_t, const void *, size_t);
+/*
+ * A run of sandboxd's own: sh -c script in a fresh one-shot container of
+ * image, under the default limits and no network, recorded in the audit
+ * log like any run.  done(job) is called as it ends, with job->result,
+ * job->err_code and job->error, and job->out, then the job is freed.
+ */
+void		 job_own_run(const char *image, const char *script,
+		    void (*)(struct job *), void *);
+/* The images of an IMAGES job are probed: answer it. */
+void		 job_images_answer(struct job *);
+
 /* request.c */
+struct job	*job_alloc(void);
 /* On failure, tenant names the tenant the request was resolved to, if any. */
 struct job	*request_parse(struct client *, struct imsg *, uint32_t *,
 		    char *, size_t, char *, size_t);

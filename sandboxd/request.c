@@ -464,6 +464,11 @@ parse_run(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 		if (check_image(job, r.image, code, err, len) == -1 ||
 		    check_limits(job, &r.lim, code, err, len) == -1)
 			return -1;
+		if (job->lang != NULL && probe_lacks(policy_image(sbd->conf,
+		    job->image), job->lang))
+			return req_fail(code, err, len, SBX_E_INVALID,
+			    "image %s has no %s: call list_languages to see "
+			    "what it runs", job->image, job->lang->name);
 	} else {
 		job->lim = job->sb->lim;
 		if (r.lim.timeout != 0) {
@@ -628,6 +633,22 @@ parse_logs(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	return 0;
 }
 
+static int
+parse_images(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
+    size_t len)
+{
+	struct sbx_images	 r;
+
+	if (proto_payload(imsg->data, imsg->datalen, &r, sizeof(r)) == -1 ||
+	    (r.flags & ~SBX_IMAGES_LANGS) != 0)
+		return req_fail(code, err, len, SBX_E_INVALID,
+		    "malformed request");
+	if (check_ref(job, &r.ref, 0, code, err, len) == -1)
+		return -1;
+	job->images_flags = r.flags;
+	return 0;
+}
+
 /*
  * Every job, detached ones included: a job waiting for auditd still names
  * its sandbox, which a STOP may free meanwhile.
@@ -667,7 +688,19 @@ job_free(struct job *job)
 	free(job->env);
 	free(job->files);
 	free(job->data);
+	free(job->out);
 	free(job);
+}
+
+struct job *
+job_alloc(void)
+{
+	struct job	*job;
+
+	job = xcalloc(1, sizeof(*job));
+	TAILQ_INSERT_TAIL(&all_jobs, job, all);
+	job->start_ns = mono_ns();
+	return job;
 }
 
 /*
@@ -681,12 +714,10 @@ request_parse(struct client *cl, struct imsg *imsg, uint32_t *code,
 	struct job	*job;
 	int		 rv = -1;
 
-	job = xcalloc(1, sizeof(*job));
-	TAILQ_INSERT_TAIL(&all_jobs, job, all);
+	job = job_alloc();
 	job->cl = cl;
 	job->reqid = imsg->hdr.peerid;
 	job->type = imsg->hdr.type;
-	job->start_ns = mono_ns();
 	/* Keep the payload: the job's strings point into it. */
 	job->data = imsg->data;
 	job->datalen = imsg->datalen;
@@ -722,6 +753,9 @@ request_parse(struct client *cl, struct imsg *imsg, uint32_t *code,
 			break;
 		case IMSG_SBX_LOGS:
 			rv = parse_logs(job, &view, code, err, len);
+			break;
+		case IMSG_SBX_IMAGES:
+			rv = parse_images(job, &view, code, err, len);
 			break;
 		default:
 			req_fail(code, err, len, SBX_E_INVALID,

@@ -165,7 +165,8 @@ sandboxd_dispatch_mcpd(struct conn *c, struct imsg *imsg)
 	}
 	if ((imsg->hdr.type < IMSG_SBX_CREATE ||
 	    imsg->hdr.type > IMSG_SBX_CANCEL) &&
-	    imsg->hdr.type != IMSG_SBX_LOGS) {
+	    imsg->hdr.type != IMSG_SBX_LOGS &&
+	    imsg->hdr.type != IMSG_SBX_IMAGES) {
 		conn_close(c, "unexpected message type %u", imsg->hdr.type);
 		return;
 	}
@@ -359,6 +360,7 @@ sandboxd_stop(void)
 	sbd->shutting_down = 1;
 	sandbox_shutdown();
 	pool_free();
+	probe_free_all();
 	/* Closing the channel tells the helper to delete every container. */
 	imsgev_clear(&sbd->priv);
 	/* The helper prunes the cgroups: it alone may, in every hierarchy. */

@@ -239,6 +239,15 @@ void		 job_dispatch(struct conn *, struct imsg *);
 void		 job_conn_down(struct conn *);
 void		 job_sandbox_stopped(struct job *, const char *);
 
+/* probe.c */
+/* IMAGES: answered once the probes it needs have ended. */
+void		 probe_images(struct job *);
+/* An IMAGE frame for img, then a LANG frame per language present. */
+void		 probe_answer(struct job *, const struct image *);
+/* Is img known to lack lang's tools? */
+int		 probe_lacks(const struct image *, const struct language *);
+void		 probe_free_all(void);
+
 /* cgroup.c */
 int		 cgroup_init(const char *, char *, size_t);
 const char	*cgroup_parent(void);

@@ -14,8 +14,12 @@ libseccomp-dev libcap-ng-dev libsodium-dev"
 run="$build runc e2fsprogs slirp4netns python3 nodejs"
 # The tests also drive gdb, sqlite3, mandoc, ps, losetup, ip and curl, and npm
 # installs the interop tests' clients (tests/package.json) into
-# tests/node_modules.
-check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm"
+# tests/node_modules.  tests/integration/languages.sh runs every language
+# of the built-in table on the host image, so its compilers and runtimes
+# are here too; a server needs only those it offers.
+langs="g++ golang-go rustc default-jdk-headless ruby php-cli perl
+node-typescript"
+check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm $langs"
 
 case "${1:-build}" in
 build)	want=$build ;;

@@ -361,6 +361,24 @@ test_defaults(void)
 	    policy_language(p, "c")->build != NULL &&
 	    strcmp(policy_language(p, "python")->run, "python3 main.py") == 0,
 	    "the default languages when the file has none");
+	{
+		static const char *const want[] = { "python", "javascript",
+		    "typescript", "sh", "bash", "c", "cpp", "go", "rust",
+		    "java", "ruby", "perl", "php" };
+		size_t	 i, n = 0;
+
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			n += policy_language(p, want[i]) != NULL &&
+			    strcmp(policy_language(p, want[i])->image,
+			    HOST_IMAGE) == 0;
+		ok(n == sizeof(want) / sizeof(want[0]),
+		    "the default table has the 13 mainstream languages, "
+		    "on the host image");
+	}
+	ok(policy_language(p, "c++") == policy_language(p, "cpp") &&
+	    policy_language(p, "ts") == policy_language(p, "typescript") &&
+	    policy_language(p, "golang") == policy_language(p, "go"),
+	    "default aliases: c++, ts, golang");
 	ok(p->audit.required == 1, "audit required by default");
 	ok(strcmp(p->audit.socket, "/run/mcpd/auditd.sock") == 0,
 	    "default audit socket");
@@ -1087,6 +1105,24 @@ test_shipped(void)
 	ok(policy_tenant(p, "local") != NULL &&
 	    policy_language(p, "py") != NULL &&
 	    !TAILQ_EMPTY(&p->listens), "policy/mcpd.conf has content");
+	{
+		struct policy	*d = loads("empty file", "");
+		struct language	*a, *b;
+		int		 same = 1;
+
+		for (a = TAILQ_FIRST(&p->languages),
+		    b = TAILQ_FIRST(&d->languages); a != NULL || b != NULL;
+		    a = TAILQ_NEXT(a, entry), b = TAILQ_NEXT(b, entry))
+			if (a == NULL || b == NULL || !same_language(a, b)) {
+				diag("differs at %s", a != NULL ? a->name :
+				    b->name);
+				same = 0;
+				break;
+			}
+		ok(same, "policy/mcpd.conf's languages are the built-in "
+		    "table");
+		policy_free(d);
+	}
 	round_trip("policy/mcpd.conf", p);
 	policy_free(p);
 }
@@ -1216,6 +1252,39 @@ test_values(void)
 }
 
 /* Sandbox lifetimes and the host uids sandboxes map to. */
+static void
+test_language_tools(void)
+{
+	struct language	 l;
+	char		 t[2][POLICY_NAME_MAX];
+	size_t		 n;
+
+	memset(&l, 0, sizeof(l));
+	l.version = (char *)"javac -version";
+	l.build = (char *)"javac Main.java";
+	l.run = (char *)"java Main";
+	n = policy_language_tools(&l, t, 2);
+	ok(n == 2 && strcmp(t[0], "javac") == 0 && strcmp(t[1], "java") == 0,
+	    "tools: the version's and the run's first words");
+	l.version = NULL;
+	l.build = (char *)"  cc -O2 -o main main.c";
+	l.run = (char *)"./main";
+	n = policy_language_tools(&l, t, 2);
+	ok(n == 1 && strcmp(t[0], "cc") == 0,
+	    "tools: the build's without a version; a path is no tool");
+	l.version = (char *)"python3 --version";
+	l.build = NULL;
+	l.run = (char *)"python3 main.py";
+	n = policy_language_tools(&l, t, 2);
+	ok(n == 1 && strcmp(t[0], "python3") == 0, "tools: once each");
+	l.version = (char *)"FOO=1 x";
+	l.run = (char *)"/usr/bin/env python3";
+	n = policy_language_tools(&l, t, 2);
+	ok(n == 0, "tools: neither an assignment nor a path");
+	n = policy_language_tools(&l, t, 0);
+	ok(n == 0, "tools: none when none are wanted");
+}
+
 static void
 test_languages_replace_defaults(void)
 {
@@ -1478,6 +1547,10 @@ test_duplicates(void)
 	fails("same uid in two tenants",
 	    "tenant a {\n\tuid 1000\n}\ntenant b {\n\tuid 1000\n}\n",
 	    "t.conf:5: uid \"1000\" already used by tenant \"a\"");
+	fails("alias with a space",
+	    "language a {\n\talias \"a b\"\n\tfile a\n\trun a\n}\n",
+	    "t.conf:2: invalid alias \"a b\": only letters, digits, '.', "
+	    "'_', '-', '+' and '#' are allowed");
 	fails("alias is another language's name",
 	    "language a {\n\tfile a\n\trun a\n}\n"
 	    "language b {\n\talias a\n\tfile b\n\trun b\n}\n",
@@ -1740,6 +1813,7 @@ main(void)
 	test_added_errors();
 	test_sandbox_settings();
 	test_languages_replace_defaults();
+	test_language_tools();
 	test_include();
 	test_shipped();
 	test_resolve();
