@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	7U
+#define MCPD_PROTO_VERSION	8U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -99,6 +99,7 @@ enum imsg_type {
 	IMSG_SBX_IMAGES,		/* struct sbx_images */
 	IMSG_SBX_IMAGE,			/* <- struct sbx_image */
 	IMSG_SBX_LANG,			/* <- struct sbx_lang */
+	IMSG_SBX_PICTURE,		/* <- struct sbx_picture + path */
 
 	/* sandboxd's main process <-> its privileged helper. */
 	IMSG_PRIV_START = 192,		/* struct priv_start, fd for init */
@@ -304,6 +305,28 @@ struct sbx_run {
 	uint32_t	 stdinlen;
 	uint32_t	 flags;		/* zero */
 	/* then: argc strings, envc strings, nfiles files, code, stdin */
+};
+
+/*
+ * A RUN with a language, once its program has ended: ENTRY frames list the
+ * regular files beneath the workspace that the build or the program made or
+ * changed (modified in or after the second the run began; the files the
+ * request wrote excepted), at most SBX_CREATED_MAX of them; then, for each
+ * picture among them (.png .jpg .jpeg .gif .svg .webp) of at most
+ * SBX_PICTURE_MAX bytes, up to SBX_PICTURES_MAX of them and
+ * SBX_PICTURES_BYTES in all, a PICTURE frame and its content in DATA
+ * frames; then RESULT.
+ */
+#define SBX_CREATED_MAX		100
+#define SBX_PICTURE_MAX		(2 * 1024 * 1024)
+#define SBX_PICTURES_MAX	8
+#define SBX_PICTURES_BYTES	(8 * 1024 * 1024)
+
+struct sbx_picture {
+	uint64_t	 size;		/* bytes of DATA that follow */
+	uint32_t	 pathlen;	/* with its NUL */
+	uint32_t	 pad;
+	/* then: the path, relative to the workspace */
 };
 
 #define SBX_EXEC_SHELL		0x01	/* argv[0] is a /bin/sh command line */

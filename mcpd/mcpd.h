@@ -65,6 +65,7 @@ struct op {
 	struct sbx_info		 info;		/* CREATED, or the last INFO */
 	json_t			*infos;		/* every INFO, as JSON */
 	json_t			*images;	/* every IMAGE, its LANGs in */
+	json_t			*pictures;	/* RUN: {path, data, bytes} */
 	struct sbx_done		 fdone;
 	struct sbx_error	 error;
 	struct evbuffer		*data;

@@ -86,6 +86,43 @@ op_lang(struct op *op, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* The picture whose DATA came last is whole: into op->pictures. */
+static void
+op_picture_end(struct op *op)
+{
+	json_t	*pic;
+	size_t	 n = evbuffer_get_length(op->data);
+	char	*b64;
+
+	pic = json_array_get(op->pictures, json_array_size(op->pictures) - 1);
+	if (pic == NULL || json_object_get(pic, "data") != NULL)
+		return;
+	b64 = b64_encode(evbuffer_pullup(op->data, -1), n);
+	json_object_set_new(pic, "data", json_string(b64));
+	json_object_set_new(pic, "bytes", json_integer((json_int_t)n));
+	free(b64);
+	evbuffer_drain(op->data, n);
+}
+
+static int
+op_picture(struct op *op, const uint8_t *p, size_t len)
+{
+	struct sbx_picture	 sp;
+
+	if (len < sizeof(sp))
+		return -1;
+	memcpy(&sp, p, sizeof(sp));
+	if (sp.pathlen < 2 || sp.pathlen != len - sizeof(sp) ||
+	    p[len - 1] != '\0' || memchr(p + sizeof(sp), '\0',
+	    sp.pathlen - 1) != NULL || sp.size > SBX_PICTURE_MAX ||
+	    json_array_size(op->pictures) >= SBX_PICTURES_MAX)
+		return -1;
+	op_picture_end(op);
+	json_array_append_new(op->pictures, json_pack("{s:o}", "path",
+	    utf8_json(p + sizeof(sp), sp.pathlen - 1)));
+	return 0;
+}
+
 static void
 op_frame(void *arg, struct imsg *imsg)
 {
@@ -165,6 +202,10 @@ op_frame(void *arg, struct imsg *imsg)
 		if (op_lang(op, p, len) == -1)
 			op->broken = 1;
 		break;
+	case IMSG_SBX_PICTURE:
+		if (op_picture(op, p, len) == -1)
+			op->broken = 1;
+		break;
 	case IMSG_SBX_RESULT:
 		if (proto_payload(p, len, &op->result,
 		    sizeof(op->result)) == -1)
@@ -193,6 +234,7 @@ op_frame(void *arg, struct imsg *imsg)
 		return;
 	op->final = imsg->hdr.type;
 	op->call = NULL;		/* sbxcall frees it after us */
+	op_picture_end(op);
 	if (op->broken && op->final != IMSG_SBX_ERROR) {
 		log_warnx("sandboxd sent a malformed answer");
 		op->final = IMSG_SBX_ERROR;
@@ -220,6 +262,7 @@ op_start(uint32_t type, struct evbuffer *payload, op_fn done, void *arg,
 	op->entries = json_array();
 	op->infos = json_array();
 	op->images = json_array();
+	op->pictures = json_array();
 	iov.iov_len = evbuffer_get_length(payload);
 	iov.iov_base = evbuffer_pullup(payload, -1);
 	if ((op->call = sbx_call(type, &iov, 1, op_frame, op, why)) ==
@@ -241,6 +284,7 @@ op_free(struct op *op)
 	json_decref(op->entries);
 	json_decref(op->infos);
 	json_decref(op->images);
+	json_decref(op->pictures);
 	free(op);
 }
 

@@ -118,6 +118,10 @@ static const char out_run_code[] =
     "\"build_output\":{\"type\":\"string\",\"description\":\"Compiler "
     "output, for compiled languages.\"},"
     "\"build_failed\":{\"type\":\"boolean\"},"
+    "\"files_created\":{\"type\":\"array\",\"description\":\"Files in "
+    "/workspace the run made or changed; pictures among them come back "
+    "as images.\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"}}}},"
     "\"sandbox\":{\"type\":[\"string\",\"null\"]}},"
     "\"required\":[\"exit_code\",\"timed_out\",\"stdout\",\"stderr\"]}";
 
@@ -955,13 +959,76 @@ run_streams(struct evbuffer *b, struct run *r)
 	add_stream(b, "stderr", r->out[1]);
 }
 
+static int	 is_image(const char *);
+
+/* Does the content look like what its name says?  Else it is no picture. */
+static int
+picture_sniff(const char *mime, const uint8_t *p, size_t n)
+{
+	if (strcmp(mime, "image/png") == 0)
+		return n >= 8 && memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0;
+	if (strcmp(mime, "image/jpeg") == 0)
+		return n >= 3 && memcmp(p, "\xff\xd8\xff", 3) == 0;
+	if (strcmp(mime, "image/gif") == 0)
+		return n >= 6 && (memcmp(p, "GIF87a", 6) == 0 ||
+		    memcmp(p, "GIF89a", 6) == 0);
+	if (strcmp(mime, "image/webp") == 0)
+		return n >= 12 && memcmp(p, "RIFF", 4) == 0 &&
+		    memcmp(p + 8, "WEBP", 4) == 0;
+	return memmem(p, n < 4096 ? n : 4096, "<svg", 4) != NULL;
+}
+
+/*
+ * The files a run made: into the structured result, a line of the text,
+ * and each picture among them as image content after the text.
+ */
+static void
+run_files_made(struct op *op, json_t *st, struct evbuffer *b,
+    json_t *content)
+{
+	json_t		*made, *e, *pic;
+	const char	*path, *mime, *b64;
+	uint8_t		*raw;
+	size_t		 i, n;
+
+	made = json_array();
+	json_array_foreach(op->entries, i, e) {
+		json_array_append_new(made, json_pack("{s:O, s:O}", "path",
+		    json_object_get(e, "name"), "size", json_object_get(e,
+		    "size")));
+		evbuffer_add_printf(b, "%s%s (%lld bytes)", i == 0 ?
+		    "files created: " : ", ", json_string_value(
+		    json_object_get(e, "name")), (long long)json_integer_value(
+		    json_object_get(e, "size")));
+	}
+	if (i > 0)
+		evbuffer_add(b, "\n", 1);
+	json_object_set_new(st, "files_created", made);
+	json_array_foreach(op->pictures, i, pic) {
+		path = json_string_value(json_object_get(pic, "path"));
+		b64 = json_string_value(json_object_get(pic, "data"));
+		mime = mime_guess(path);
+		if (b64 == NULL || !is_image(mime) ||
+		    (raw = b64_decode(b64, strlen(b64), &n)) == NULL)
+			continue;
+		if (n > 0 && picture_sniff(mime, raw, n)) {
+			json_array_append_new(content, json_pack("{s:s, s:s, "
+			    "s:s}", "type", "image", "data", b64, "mimeType",
+			    mime));
+			evbuffer_add_printf(b, "%s is shown below (%s)\n", path,
+			    mime);
+		}
+		free(raw);
+	}
+}
+
 static void
 run_code_done(struct op *op)
 {
 	struct run	*r = op->arg;
 	struct mcp_req	*req = r->req;
 	struct evbuffer	*b;
-	json_t		*st;
+	json_t		*st, *content, *pictures;
 	char		*text;
 	int		 failed;
 
@@ -982,10 +1049,15 @@ run_code_done(struct op *op)
 	json_object_set_new(st, "sandbox", r->sandbox[0] != '\0' ?
 	    json_string(r->sandbox) : json_null());
 	b = evbuffer_new();
+	pictures = json_array();
 	run_summary(b, &op->result, r->timeout);
+	run_files_made(op, st, b, pictures);
 	run_streams(b, r);
 	text = buf_text(b);
 	evbuffer_free(b);
+	content = text_content(text);
+	json_array_extend(content, pictures);
+	json_decref(pictures);
 	failed = run_failed(&op->result);
 	mcp_log(req, failed ? MLOG_WARNING : MLOG_DEBUG, "run_code",
 	    json_pack("{s:s, s:I}", "result", failed ? "failed" : "ok",
@@ -995,7 +1067,7 @@ run_code_done(struct op *op)
 	op_free(op);
 	req->cancel = NULL;
 	run_free(r);
-	tool_result(req, text_content(text), st, failed);
+	tool_result(req, content, st, failed);
 	free(text);
 }
 
@@ -1908,7 +1980,8 @@ is_image(const char *mime)
 {
 	return mime != NULL && (strcmp(mime, "image/png") == 0 ||
 	    strcmp(mime, "image/jpeg") == 0 || strcmp(mime, "image/gif") ==
-	    0 || strcmp(mime, "image/svg+xml") == 0);
+	    0 || strcmp(mime, "image/svg+xml") == 0 ||
+	    strcmp(mime, "image/webp") == 0);
 }
 
 static void

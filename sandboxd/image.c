@@ -104,6 +104,7 @@ static const struct {
 	{ "localtime", 0 },
 	{ "magic", 0 },
 	{ "magic.mime", 0 },
+	{ "matplotlibrc", 0 },
 	{ "mime.types", 0 },
 	{ "os-release", 0 },
 	{ "protocols", 0 },

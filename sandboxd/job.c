@@ -7,6 +7,7 @@
  * finish quietly: running execs are killed, one-shot sandboxes destroyed.
  */
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <event2/event.h>
@@ -34,6 +36,8 @@ static void	job_finish(struct job *);
 static void	run_files(struct job *, const char *);
 static void	run_build(struct job *);
 static void	run_main(struct job *);
+static int	collect_begin(struct job *);
+static void	collect_next(struct job *);
 
 /* Answers to the client, if it is still there. */
 
@@ -569,10 +573,12 @@ job_exec_done(struct job *job, const struct sbx_result *r, const char *error)
 		run_main(job);
 		return;
 	}
+	if (collect_begin(job) == 0)
+		return;
 	job_finish(job);
 }
 
-/* RUN: files, then build, then the program. */
+/* RUN: files, then build, then the program, then what they made. */
 
 static void
 run_ready(struct job *job, const char *error)
@@ -580,9 +586,14 @@ run_ready(struct job *job, const char *error)
 	struct init_file	 h;
 	size_t			 i;
 
+	struct timespec		 ts;
+
 	if (!job_ready(job, error))
 		return;
 	job->deadline_ns = mono_ns() + job->lim.timeout * 1000000;
+	/* The clock the kernel stamps files with. */
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	job->run_start = ts.tv_sec;
 	job->pending = 1;	/* until every write is queued */
 	memset(&h, 0, sizeof(h));
 	h.flags = INIT_F_MKDIRS;
@@ -692,6 +703,122 @@ run_main(struct job *job)
 		job_finish(job);
 }
 
+/* Did the request itself write the file? */
+static int
+run_wrote(const struct job *job, const char *path)
+{
+	size_t	 i;
+
+	if (strcmp(path, job->lang->file) == 0)
+		return 1;
+	for (i = 0; i < job->nfiles; i++)
+		if (strcmp(path, job->files[i].path) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+is_picture(const char *path)
+{
+	static const char *const ext[] = {
+		".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp",
+	};
+	const char	*dot = strrchr(path, '.');
+	size_t		 i;
+
+	if (dot == NULL || strchr(dot, '/') != NULL)
+		return 0;
+	for (i = 0; i < nitems(ext); i++)
+		if (strcasecmp(dot, ext[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The workspace is listed once the program has ended, for a client that
+ * is still there: 0, or -1 when there is nothing to collect.
+ */
+static int
+collect_begin(struct job *job)
+{
+	struct init_file	 h;
+
+	if (job->type != IMSG_SBX_RUN || job->lang == NULL ||
+	    job->err_code != 0 || job->cl == NULL || job->cancelled ||
+	    job->sb == NULL)
+		return -1;
+	memset(&h, 0, sizeof(h));
+	h.flags = INIT_F_RECURSIVE;
+	h.size = SBX_LIST_MAX;
+	job->collect = JOB_COLLECT_LIST;
+	fileop_start(job->sb, job, IMSG_INIT_LIST, &h, "", NULL);
+	return 0;
+}
+
+/* Entries of the listing (checked by fileop.c): the run's own go on. */
+static void
+collect_entries(struct job *job, const uint8_t *p, size_t len)
+{
+	struct init_entry	 e;
+	const char		*name;
+	uint8_t			*out = xmalloc(len);
+	size_t			 off, next, n = 0, i;
+
+	for (off = 0; off < len; off = next) {
+		memcpy(&e, p + off, sizeof(e));
+		name = (const char *)p + off + sizeof(e);
+		next = off + sizeof(e) + e.namelen;
+		if (!S_ISREG(e.mode) || e.mtime < job->run_start ||
+		    run_wrote(job, name) || job->ncreated >= SBX_CREATED_MAX)
+			continue;
+		memcpy(out + n, p + off, next - off);
+		n += next - off;
+		job->ncreated++;
+		if (!is_picture(name) || e.size == 0 ||
+		    e.size > SBX_PICTURE_MAX ||
+		    job->npics >= SBX_PICTURES_MAX ||
+		    job->pic_bytes + e.size > SBX_PICTURES_BYTES)
+			continue;
+		i = job->npics++;
+		job->pics[i] = xstrdup(name);
+		job->pic_size[i] = e.size;
+		job->pic_bytes += e.size;
+	}
+	if (n > 0)
+		job_send(job, IMSG_SBX_ENTRY, out, n);
+	free(out);
+}
+
+/* The next picture, whose DATA follows its PICTURE frame; or the end. */
+static void
+collect_next(struct job *job)
+{
+	struct sbx_picture	 sp;
+	struct init_file	 h;
+	const char		*path;
+	uint8_t			*frame;
+
+	if (job->pic_next >= job->npics || job->cl == NULL ||
+	    job->cancelled) {
+		job->collect = JOB_COLLECT_NONE;
+		job_finish(job);
+		return;
+	}
+	path = job->pics[job->pic_next];
+	memset(&sp, 0, sizeof(sp));
+	sp.size = job->pic_size[job->pic_next++];
+	sp.pathlen = (uint32_t)strlen(path) + 1;
+	frame = xmalloc(sizeof(sp) + sp.pathlen);
+	memcpy(frame, &sp, sizeof(sp));
+	memcpy(frame + sizeof(sp), path, sp.pathlen);
+	job_send(job, IMSG_SBX_PICTURE, frame, sizeof(sp) + sp.pathlen);
+	free(frame);
+	memset(&h, 0, sizeof(h));
+	h.size = sp.size;
+	job->collect = JOB_COLLECT_READ;
+	fileop_start(job->sb, job, IMSG_INIT_READ, &h, path, NULL);
+}
+
 /* A one-shot run's container: warm, or a new one.  -1 once finished. */
 static int
 run_claim(struct job *job)
@@ -759,7 +886,10 @@ exec_acquire(struct job *job)
 void
 job_file_data(struct job *job, uint32_t type, const void *data, size_t len)
 {
-	job_send(job, type, data, len);
+	if (job->collect == JOB_COLLECT_LIST)
+		collect_entries(job, data, len);
+	else
+		job_send(job, type, data, len);
 }
 
 void
@@ -767,6 +897,16 @@ job_file_done(struct job *job, const struct init_done *d, const char *error)
 {
 	struct sbx_done	 done;
 
+	if (job->collect != JOB_COLLECT_NONE) {
+		/* A file gone meanwhile is only not shown; a sandbox gone
+		 * ends the run with the result it has. */
+		if (error != NULL) {
+			job->collect = JOB_COLLECT_NONE;
+			job_finish(job);
+		} else
+			collect_next(job);
+		return;
+	}
 	if (job->type == IMSG_SBX_RUN) {
 		if (error == NULL && d->error != 0)
 			job_error(job, SBX_E_FILE, d->error, "writing a file: "

@@ -23,6 +23,10 @@
 #define JOB_OUT_MAX		(64 * 1024)	/* kept of an own run's stdout */
 #define JOB_OWN_TIMEOUT		60000		/* ms, for an own run */
 
+#define JOB_COLLECT_NONE	0
+#define JOB_COLLECT_LIST	1	/* listing the workspace */
+#define JOB_COLLECT_READ	2	/* reading pictures[pic_next - 1] */
+
 /*
  * Where a job's intent record is, for a job that goes on while auditd
  * commits it: a one-shot run, or an exec.  Its command waits for DONE.
@@ -83,6 +87,16 @@ struct job {
 
 	/* LOGS */
 	uint64_t		 log_max;	/* bytes, 0 : all */
+
+	/* RUN, after the program: what it made (SBX_CREATED_MAX) */
+	int			 collect;	/* JOB_COLLECT_* */
+	int64_t			 run_start;	/* seconds since the epoch */
+	uint32_t		 ncreated;
+	char			*pics[SBX_PICTURES_MAX];
+	uint64_t		 pic_size[SBX_PICTURES_MAX];
+	size_t			 npics;
+	size_t			 pic_next;
+	uint64_t		 pic_bytes;
 
 	/* IMAGES */
 	uint32_t		 images_flags;	/* SBX_IMAGES_* */

@@ -679,6 +679,8 @@ job_sandbox_freed(struct sandbox *sb)
 void
 job_free(struct job *job)
 {
+	size_t	 i;
+
 	TAILQ_REMOVE(&all_jobs, job, all);
 	free(job->out_excerpt[0]);
 	free(job->out_excerpt[1]);
@@ -689,6 +691,8 @@ job_free(struct job *job)
 	free(job->files);
 	free(job->data);
 	free(job->out);
+	for (i = 0; i < job->npics; i++)
+		free(job->pics[i]);
 	free(job);
 }
 

@@ -16,9 +16,10 @@ run="$build runc e2fsprogs slirp4netns python3 nodejs"
 # installs the interop tests' clients (tests/package.json) into
 # tests/node_modules.  tests/integration/languages.sh runs every language
 # of the built-in table on the host image, so its compilers and runtimes
-# are here too; a server needs only those it offers.
+# are here too, with matplotlib for a plot that comes back as a picture; a
+# server needs only those it offers.
 langs="g++ golang-go rustc default-jdk-headless ruby php-cli perl
-node-typescript"
+node-typescript python3-matplotlib"
 check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm $langs"
 
 case "${1:-build}" in

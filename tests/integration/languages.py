@@ -7,6 +7,7 @@ a compiled one a build error reported as a build error.
 """
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from mcpclient import Stdio, ok, diag, done, result, text, sc, is_error
@@ -168,6 +169,56 @@ r = c.tool("run_code", {"language": "python", "code": "print(1)",
                         "image": "host", "sandbox": "x"})
 ok(is_error(r) and "not both" in text(r),
    "image and sandbox together are refused", r)
+# --- What a run makes: files listed, pictures shown -------------------
+PLOT = """
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+plt.plot([1, 2, 3], [1, 4, 9])
+plt.title("squares")
+plt.savefig("plot.png")
+plt.savefig("out/plot.svg")
+open("fake.png", "w").write("not a picture")
+open("data.csv", "w").write("x,y\\n1,1\\n")
+print("saved")
+"""
+r = c.tool("run_code", {"language": "python", "code": PLOT,
+                        "files": [{"path": "out/keep.txt",
+                                   "content": "given"}]}, timeout=120)
+made = {f["path"]: f["size"] for f in sc(r).get("files_created", [])}
+ok(not is_error(r) and set(made) >= {"plot.png", "out/plot.svg",
+                                     "fake.png", "data.csv"} and
+   "main.py" not in made and "out/keep.txt" not in made,
+   "run_code lists the files the run made, not the ones it was given",
+   made or r)
+imgs = [x for x in result(r).get("content", []) if x["type"] == "image"]
+png = [x for x in imgs if x["mimeType"] == "image/png"]
+svg = [x for x in imgs if x["mimeType"] == "image/svg+xml"]
+import base64
+ok(len(png) == 1 and base64.b64decode(png[0]["data"]).startswith(
+       b"\x89PNG\r\n\x1a\n") and
+   len(base64.b64decode(png[0]["data"])) == made.get("plot.png"),
+   "the matplotlib PNG comes back as image content, whole",
+   [(x["mimeType"], len(x["data"])) for x in imgs])
+ok(len(svg) == 1 and b"<svg" in base64.b64decode(svg[0]["data"]),
+   "an SVG comes back as an image too", [x["mimeType"] for x in imgs])
+ok(len(imgs) == 2 and "plot.png is shown below" in text(r) and
+   "files created:" in text(r),
+   "a file named .png that is no picture is listed, not shown", text(r))
+
+r = c.tool("sandbox_create", {"name": "pics"})
+ok(not is_error(r), "a sandbox for runs that keep files", r)
+r = c.tool("run_code", {"language": "sh", "sandbox": "pics",
+                        "code": "echo old > old.txt"})
+time.sleep(1.1)
+r = c.tool("run_code", {"language": "sh", "sandbox": "pics",
+                        "code": "cat old.txt; echo new > new.txt"})
+made = [f["path"] for f in sc(r).get("files_created", [])]
+ok(not is_error(r) and sc(r).get("stdout") == "old\n" and
+   made == ["new.txt"],
+   "in a sandbox, only what this run made is listed", r)
+c.tool("sandbox_stop", {"sandbox": "pics"})
+
 r = c.tool("list_images", {})
 ok(not is_error(r) and [i["name"] for i in sc(r)["images"]] ==
    ["host", "mini"] and "languages" not in sc(r)["images"][0],

@@ -197,6 +197,9 @@ out(int fd, const void *buf, size_t len)
 }
 
 /* Read answers until the one that ends the request. */
+/* A RUN's entries are the files it made, and its DATA their pictures. */
+static int	 running;
+
 static int
 answers(void)
 {
@@ -229,14 +232,27 @@ answers(void)
 			break;
 		case IMSG_SBX_DATA:
 			fflush(stdout);
-			out(1, imsg.data, imsg.datalen);
+			if (running)
+				fprintf(stderr, "sbx: picture data %zu\n",
+				    imsg.datalen);
+			else
+				out(1, imsg.data, imsg.datalen);
+			break;
+		case IMSG_SBX_PICTURE:
+			if (imsg.datalen <= sizeof(struct sbx_picture))
+				errx(1, "short picture frame");
+			fprintf(stderr, "sbx: picture %s\n",
+			    (const char *)imsg.data +
+			    sizeof(struct sbx_picture));
 			break;
 		case IMSG_SBX_ENTRY:
 			p = imsg.data;
 			for (off = 0; off + sizeof(ent) <= imsg.datalen;) {
 				memcpy(&ent, p + off, sizeof(ent));
 				off += sizeof(ent);
-				printf("%06o %llu %s\n", ent.mode,
+				fprintf(running ? stderr : stdout,
+				    "%s%06o %llu %s\n", running ?
+				    "sbx: created " : "", ent.mode,
 				    (unsigned long long)ent.size,
 				    (const char *)p + off);
 				off += ent.namelen;
@@ -415,6 +431,7 @@ cmd_run(const char *tenant, int argc, char *argv[])
 		buf_add(&b, o.code, r.codelen);
 	if (o.in)
 		buf_add(&b, o.in, r.stdinlen);
+	running = 1;
 	send_req(IMSG_SBX_RUN, &b);
 	return answers();
 }
