@@ -30,6 +30,11 @@ static const char *const base_env[] = {
 	"HOME=/workspace",
 	"LANG=C.UTF-8",
 	"TMPDIR=/tmp",
+	/*
+	 * The image is read-only: pip --user installs into the workspace,
+	 * which Debian's pip refuses without this (PEP 668).
+	 */
+	"PIP_BREAK_SYSTEM_PACKAGES=1",
 };
 
 static void	job_finish(struct job *);

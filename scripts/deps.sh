@@ -19,7 +19,7 @@ run="$build runc e2fsprogs slirp4netns python3 nodejs"
 # are here too, with matplotlib for a plot that comes back as a picture; a
 # server needs only those it offers.
 langs="g++ golang-go rustc default-jdk-headless ruby php-cli perl
-node-typescript python3-matplotlib"
+node-typescript python3-matplotlib python3-pip"
 check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm $langs"
 
 case "${1:-build}" in

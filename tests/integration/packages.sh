@@ -1,0 +1,92 @@
+#!/bin/bash
+# Packages: a tenant whose policy allows egress installs them into its
+# sandbox with pip --user and npm, from a package index on a test host in
+# a network namespace of its own (pkgserver.py); a tenant without egress
+# cannot reach it.  Driven over stdio by packages.py.
+. "$TOP/tests/lib.sh"
+require_root
+
+MU=64101	# mcpd's uid
+AU=64102	# auditd's
+T=$(mktemp -d /tmp/mcpd-pkgs.XXXXXX)
+chmod 0755 "$T"
+CONF=$T/mcpd.conf
+NETNS=mcpdpkg$$
+HOSTIP=10.232.$(( $$ % 250 )).2
+
+cat > "$CONF" <<CONF
+user "$MU"
+run directory "$T/run"
+state directory "$T/state"
+sandbox-init "$B/sandbox-init"
+sandbox uids 268435456 64
+limits default {
+	memory 1G
+	pids 256
+	timeout 60s
+	disk 128M
+}
+limits net {
+	network egress
+}
+image host host pool 0
+tenant local {
+	uid root
+	limits net
+}
+audit {
+	user "$AU"
+	required yes
+}
+CONF
+
+cleanup() {
+	kill_daemons
+	ip netns pids "$NETNS" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns del "$NETNS" 2>/dev/null
+	ip link del mcpph$$ 2>/dev/null
+	remove_tmp
+}
+trap cleanup EXIT
+
+ip link add mcpph$$ type veth peer name mcppn$$
+ip netns add "$NETNS"
+ip link set mcppn$$ netns "$NETNS"
+ip addr add "${HOSTIP%.2}.1/30" dev mcpph$$
+ip link set mcpph$$ up
+ip netns exec "$NETNS" ip addr add "$HOSTIP/30" dev mcppn$$
+ip netns exec "$NETNS" ip link set mcppn$$ up
+ip netns exec "$NETNS" ip link set lo up
+ip netns exec "$NETNS" /usr/bin/python3 "$TOP/tests/integration/pkgserver.py" \
+    "$HOSTIP" 8090 > "$T/pkgserver.log" 2>&1 &
+PID[pkgserver]=$!
+check "the package index is up" \
+    wait_for 10 bash -c "exec 3<>/dev/tcp/$HOSTIP/8090" 2>/dev/null
+
+start auditd
+start sandboxd
+check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+
+B=$B CONF=$CONF T=$T INDEX="http://$HOSTIP:8090" \
+    /usr/bin/python3 "$TOP/tests/integration/packages.py" > "$T/tap" 2>&1
+rc=$?
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*) ok "${line#ok [0-9]* - }" ;;
+	"not ok "*) not_ok "${line#not ok [0-9]* - }" ;;
+	"1.."*) ;;
+	*) echo "$line" ;;
+	esac
+done < "$T/tap"
+check "the client script ran to its end (status $rc)" \
+    grep -q '^1\.\.' "$T/tap"
+[ "$rc" -eq 0 ] || diag_file "$T/stdio.log" 30
+
+check "no sandbox process is left" wait_for 10 test -z "$(sandbox_pids)"
+check "sandboxd stops cleanly" stop sandboxd
+check "auditd stops cleanly" stop auditd
+for f in "$T"/*.log; do
+	check "no sanitizer report in $(basename "$f")" \
+	    test -z "$(grep -E 'ERROR: AddressSanitizer|LeakSanitizer' "$f")"
+done
+done_testing
