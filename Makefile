@@ -146,8 +146,11 @@ $(B)/mcp-sandboxd: $(call obj,$(SANDBOXD_SRCS)) $(LIBMCPD)
 $(B)/mcp-auditd: $(call obj,$(AUDITD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(AUDITD_SRCS)) $(LIBS)
 
-$(B)/mcpctl: $(call obj,$(MCPCTL_SRCS)) $(LIBMCPD)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(MCPCTL_SRCS)) $(LIBS)
+# mcpctl writes the image store with sandboxd's own tree code (image.c).
+MCPCTL_OBJS	= $(call obj,$(MCPCTL_SRCS) sandboxd/image.c)
+
+$(B)/mcpctl: $(MCPCTL_OBJS) $(LIBMCPD)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(MCPCTL_OBJS) $(LIBS)
 
 # PID 1 of every container: static, so it needs nothing from the image,
 # and never sanitized, since it runs inside the sandbox.
