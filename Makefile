@@ -3,6 +3,7 @@
 #   make            build everything into build/ (build-san/ with SANITIZE=1)
 #   make run        install missing packages (as root), build, start the suite
 #   make check      install missing packages (as root), build, run every test
+#   make images     build the data and polyglot images (as root) for make run
 #   make install    install under $(DESTDIR)$(PREFIX)
 #   make clean      remove build outputs
 
@@ -72,8 +73,8 @@ UNITS		:= $(wildcard systemd/*.service systemd/*.socket)
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 TOOLS		:= $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRCS))
 
-.PHONY: all deps deps-run deps-check run check bench install uninstall \
-	clean pkgcheck
+.PHONY: all deps deps-run deps-check run check bench images install \
+	uninstall clean pkgcheck
 .DEFAULT_GOAL := all
 
 all: pkgcheck $(PROGS) $(UNIT_TESTS) $(TOOLS)
@@ -101,6 +102,12 @@ run: deps-run
 check: deps-check
 	@$(MAKE) --no-print-directory all
 	@B=$(B) sh tests/run.sh
+
+# The larger image presets, into the state directory make run serves;
+# minutes and gigabytes, so not part of check (which builds a minimal one).
+images: deps-run
+	@$(MAKE) --no-print-directory all
+	@B=$(B) bash scripts/images.sh
 
 # Benchmarks print tables; they are not tests and assert nothing.
 bench: deps-check
@@ -146,8 +153,11 @@ $(B)/mcp-sandboxd: $(call obj,$(SANDBOXD_SRCS)) $(LIBMCPD)
 $(B)/mcp-auditd: $(call obj,$(AUDITD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(AUDITD_SRCS)) $(LIBS)
 
-$(B)/mcpctl: $(call obj,$(MCPCTL_SRCS)) $(LIBMCPD)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(MCPCTL_SRCS)) $(LIBS)
+# mcpctl writes the image store with sandboxd's own tree code (image.c).
+MCPCTL_OBJS	= $(call obj,$(MCPCTL_SRCS) sandboxd/image.c)
+
+$(B)/mcpctl: $(MCPCTL_OBJS) $(LIBMCPD)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(MCPCTL_OBJS) $(LIBS)
 
 # PID 1 of every container: static, so it needs nothing from the image,
 # and never sanitized, since it runs inside the sandbox.

@@ -1,4 +1,5 @@
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -80,6 +81,19 @@ str_fmt(char *buf, size_t size, const char *fmt, ...)
 	n = vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+int
+errfmt(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
 }
 
 int
@@ -188,6 +202,17 @@ write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+uint64_t
+fd_mount_id(int fd, const struct stat *st)
+{
+	struct statx	 sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 &&
+	    (sx.stx_mask & STATX_MNT_ID))
+		return sx.stx_mnt_id;
+	return (uint64_t)st->st_dev | (1ULL << 63);
 }
 
 int

@@ -32,6 +32,13 @@ int	 xasprintf(char **, const char *, ...)
 int	 str_fmt(char *, size_t, const char *, ...)
 	    __attribute__((__format__(printf, 3, 4)));
 
+/*
+ * A message into err, when there is room for one; always -1, for the
+ * "return errfmt(err, errlen, ...)" of a function failing with one.
+ */
+int	 errfmt(char *, size_t, const char *, ...)
+	    __attribute__((__format__(printf, 3, 4)));
+
 /* Copy with truncation check: 0 when all of src fit, -1 when cut. */
 int	 str_copy(char *, const char *, size_t);
 
@@ -55,6 +62,13 @@ int	 group_lookup(const char *, gid_t *);
  * is not an error.  0, or -1 if anything could not be removed.
  */
 int	 rm_tree(const char *);
+
+/*
+ * The mount an open file is on, st its fstat(2): a bind mount of a
+ * directory of the same filesystem has an id of its own.
+ */
+struct stat;
+uint64_t fd_mount_id(int, const struct stat *);
 
 /* fcntl helpers; -1 with errno on failure. */
 int	 write_all(int, const void *, size_t);

@@ -26,7 +26,6 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +36,12 @@
 #include "image.h"
 
 #define IMAGE_DEPTH_MAX		16
-#define IMAGE_NEW		".new-"		/* a tree being built */
-#define IMAGE_OLD		".old-"		/* a tree swapped out */
+/*
+ * A tree unpacked from an image may be as deep as a path of PATH_MAX
+ * bytes can reach, one byte and a slash a level: whatever was made must
+ * be removable.  Each level holds a descriptor.
+ */
+#define IMAGE_RMTREE_DEPTH	(PATH_MAX / 2)
 
 /* Top-level host entries: mirrored when links, bound when directories. */
 static const char *const image_top[] = {
@@ -134,19 +137,7 @@ static const struct {
 	{ "etc/hosts", S_IFREG | 0644 }, { "etc/resolv.conf", S_IFREG | 0644 },
 };
 
-__attribute__((__format__(printf, 3, 4)))
-static int
-image_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
+#define image_err	errfmt		/* util.c's, shared with the store */
 
 static int
 image_opendir(int dfd, const char *name)
@@ -474,31 +465,20 @@ image_build_rootfs(int tree, struct image_host *ih, char *err,
 	return image_err(err, errlen, "rootfs: %s", strerror(errno));
 }
 
-static uint64_t
-image_mount_id(int fd, const struct stat *st)
-{
-	struct statx	 sx;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 &&
-	    (sx.stx_mask & STATX_MNT_ID))
-		return sx.stx_mnt_id;
-	return (uint64_t)st->st_dev | (1ULL << 63);
-}
-
 /*
  * Remove dfd/name and everything below it.  Never follows a link, and
  * never descends into another mount: something mounted in a tree of ours
  * is not ours to delete.
  */
 static int
-image_rmtree(int dfd, const char *name, uint64_t mnt, int depth)
+image_rmtree_at(int dfd, const char *name, uint64_t mnt, int depth)
 {
 	struct stat	 st;
 	struct dirent	*de;
 	DIR		*d;
 	int		 fd, r = 0;
 
-	if (depth > IMAGE_DEPTH_MAX) {
+	if (depth > IMAGE_RMTREE_DEPTH) {
 		errno = ELOOP;
 		return -1;
 	}
@@ -511,7 +491,7 @@ image_rmtree(int dfd, const char *name, uint64_t mnt, int depth)
 		close(fd);
 		return -1;
 	}
-	if (image_mount_id(fd, &st) != mnt) {
+	if (fd_mount_id(fd, &st) != mnt) {
 		close(fd);
 		errno = EXDEV;
 		return -1;
@@ -525,7 +505,8 @@ image_rmtree(int dfd, const char *name, uint64_t mnt, int depth)
 		    strcmp(de->d_name, "..") == 0)
 			continue;
 		if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN)
-			r = image_rmtree(dirfd(d), de->d_name, mnt, depth + 1);
+			r = image_rmtree_at(dirfd(d), de->d_name, mnt,
+			    depth + 1);
 		else if (unlinkat(dirfd(d), de->d_name, 0) == -1 &&
 		    errno != ENOENT)
 			r = -1;
@@ -536,6 +517,12 @@ image_rmtree(int dfd, const char *name, uint64_t mnt, int depth)
 	if (unlinkat(dfd, name, AT_REMOVEDIR) == -1 && errno != ENOENT)
 		return -1;
 	return 0;
+}
+
+int
+image_rmtree(int dfd, const char *name, uint64_t mnt)
+{
+	return image_rmtree_at(dfd, name, mnt, 0);
 }
 
 /* The real uid of process pid, from its status (no ptrace needed); -1. */
@@ -603,7 +590,7 @@ image_in_use(int dfd, const char *tree)
  * Remove leftovers: trees of builds that never finished, and swapped-out
  * trees that no container uses any more.
  */
-static void
+void
 image_sweep(int dfd, uint64_t mnt)
 {
 	struct dirent	*de;
@@ -621,7 +608,7 @@ image_sweep(int dfd, uint64_t mnt)
 		if (strncmp(de->d_name, IMAGE_NEW, strlen(IMAGE_NEW)) == 0 ||
 		    (strncmp(de->d_name, IMAGE_OLD, strlen(IMAGE_OLD)) == 0 &&
 		    !image_in_use(dfd, de->d_name)))
-			(void)image_rmtree(dfd, de->d_name, mnt, 0);
+			(void)image_rmtree(dfd, de->d_name, mnt);
 	}
 	closedir(d);
 }
@@ -690,7 +677,7 @@ image_host_prepare(const char *dir, struct image_host *ih, char *err,
 		return image_err(err, errlen, "%s: not owned by us or "
 		    "writable by others", dir);
 	}
-	mnt = image_mount_id(dfd, &st);
+	mnt = fd_mount_id(dfd, &st);
 	image_sweep(dfd, mnt);
 
 	if (mkdtemp(tmpl) == NULL) {

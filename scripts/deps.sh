@@ -9,9 +9,11 @@ set -eu
 build="gcc make pkg-config bison libevent-dev libjansson-dev libsqlite3-dev
 libseccomp-dev libcap-ng-dev libsodium-dev"
 # Containers (runc), persistent workspaces (mkfs.ext4), egress networking
-# (slirp4netns), and the host image's interpreters for the default
-# languages (python3, node).
-run="$build runc e2fsprogs slirp4netns python3 nodejs"
+# (slirp4netns), the host image's interpreters for the default languages
+# (python3, node), and what mcpctl builds and imports images with
+# (debootstrap, skopeo, umoci).
+run="$build runc e2fsprogs slirp4netns python3 nodejs debootstrap skopeo
+umoci"
 # The tests also drive gdb, sqlite3, mandoc, ps, losetup, ip and curl, and npm
 # installs the interop tests' clients (tests/package.json) into
 # tests/node_modules.  tests/integration/languages.sh runs every language

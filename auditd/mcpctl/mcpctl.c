@@ -1,11 +1,14 @@
 /*
- * mcpctl: the administrator's command line for the mcpd suite.  For now
- * it reads and verifies the audit log, and stages audit keys.
+ * mcpctl: the administrator's command line for the mcpd suite.  It reads
+ * and verifies the audit log, stages audit keys, and keeps the store of
+ * root filesystem images.
  *
  *	mcpctl [-j] [-f file] [-d db] audit command [argument ...]
+ *	mcpctl [-j] [-f file] image command [argument ...]
  *
- * It never writes the database and needs no daemon running: it opens
- * the database read-only, where the configuration (or -d) says it is.
+ * It never writes the audit database and needs no daemon running: it
+ * opens the database read-only, where the configuration (or -d) says it
+ * is.  The image store is in the configuration's state directory.
  */
 #include <sys/types.h>
 
@@ -40,32 +43,76 @@ static const struct cmd audit_cmds[] = {
 	{ "keygen",	audit_keygen,	"", 0 },
 };
 
+static const struct cmd image_cmds[] = {
+	{ "build",	image_build,	"[-p preset] [-s suite] [-m mirror] "
+	    "[-i package,...] name", 0 },
+	{ "import",	image_import,	"name source[:tag]", 0 },
+	{ "list",	image_list,	"", 0 },
+	{ "rm",		image_rm,	"name ...", 0 },
+	{ "verify",	image_verify,	"name | digest", 0 },
+};
+
+static const struct group {
+	const char		*name;
+	const char		*opts;		/* global options it takes */
+	const struct cmd	*cmds;
+	size_t			 ncmds;
+} groups[] = {
+	{ "audit", "[-j] [-f file] [-d db]", audit_cmds, nitems(audit_cmds) },
+	{ "image", "[-j] [-f file]", image_cmds, nitems(image_cmds) },
+};
+
+/* The group of the command being run, for usage_cmd(). */
+static const struct group	*group;
+
 static const char filters_usage[] =
     "filter: --since time | --until time | --tenant name | --sandbox id |\n"
     "        --event event | --outcome outcome";
 
-static const struct cmd *
-cmd_find(const char *name)
+static const struct group *
+group_find(const char *name)
 {
 	size_t	 i;
 
-	for (i = 0; i < nitems(audit_cmds); i++)
-		if (strcmp(audit_cmds[i].name, name) == 0)
-			return &audit_cmds[i];
+	for (i = 0; i < nitems(groups); i++)
+		if (strcmp(groups[i].name, name) == 0)
+			return &groups[i];
 	return NULL;
+}
+
+static const struct cmd *
+cmd_find(const struct group *g, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < g->ncmds; i++)
+		if (strcmp(g->cmds[i].name, name) == 0)
+			return &g->cmds[i];
+	return NULL;
+}
+
+static void
+usage_line(const char *head, const char *opts, const struct group *g,
+    const struct cmd *c)
+{
+	fprintf(stderr, "%s %s%s%s %s %s%s%s\n", head, PROGNAME,
+	    opts[0] ? " " : "", opts, g->name, c->name, c->args[0] ? " " : "",
+	    c->args);
 }
 
 static __attribute__((__noreturn__)) void
 usage(void)
 {
-	size_t	 i;
+	size_t	 i, j;
 
 	fprintf(stderr, "usage: %s [-j] [-f file] [-d db] audit command "
 	    "[argument ...]\n", PROGNAME);
-	for (i = 0; i < nitems(audit_cmds); i++)
-		fprintf(stderr, "       %s audit %s%s%s\n", PROGNAME,
-		    audit_cmds[i].name, audit_cmds[i].args[0] ? " " : "",
-		    audit_cmds[i].args);
+	fprintf(stderr, "       %s [-j] [-f file] image command "
+	    "[argument ...]\n", PROGNAME);
+	for (i = 0; i < nitems(groups); i++)
+		for (j = 0; j < groups[i].ncmds; j++)
+			usage_line("      ", "", &groups[i],
+			    &groups[i].cmds[j]);
 	fprintf(stderr, "%s\n", filters_usage);
 	exit(EXIT_USAGE);
 }
@@ -75,10 +122,9 @@ usage_cmd(const char *name)
 {
 	const struct cmd	*c;
 
-	if ((c = cmd_find(name)) == NULL)
+	if (group == NULL || (c = cmd_find(group, name)) == NULL)
 		usage();
-	fprintf(stderr, "usage: %s [-j] [-f file] [-d db] audit %s%s%s\n",
-	    PROGNAME, c->name, c->args[0] ? " " : "", c->args);
+	usage_line("usage:", group->opts, group, c);
 	if (c->filters)
 		fprintf(stderr, "%s\n", filters_usage);
 	exit(EXIT_USAGE);
@@ -100,6 +146,18 @@ mcpctl_dbpath(struct mcpctl *ctx, int failure)
 		exit(failure);
 	}
 	ctx->dbpath = ctx->conf->audit.database;
+}
+
+/* The state directory, which holds the image store. */
+const char *
+mcpctl_statedir(struct mcpctl *ctx, int failure)
+{
+	if (ctx->conf == NULL &&
+	    (ctx->conf = policy_load(ctx->conffile)) == NULL) {
+		warnx("cannot load the configuration %s", ctx->conffile);
+		exit(failure);
+	}
+	return ctx->conf->state_dir;
 }
 
 int
@@ -132,18 +190,19 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 2 || strcmp(argv[0], "audit") != 0)
+	if (argc < 2 || (group = group_find(argv[0])) == NULL)
 		usage();
-	if ((c = cmd_find(argv[1])) == NULL) {
-		warnx("no such command: audit %s", argv[1]);
+	if ((c = cmd_find(group, argv[1])) == NULL) {
+		warnx("no such command: %s %s", group->name, argv[1]);
 		usage();
 	}
-	/* verify's failures are 2: 1 means the log was tampered with. */
-	fail = c->fn == audit_verify ? EXIT_UNVERIFIED : EXIT_ERROR;
+	/* verify's failures are 2: 1 means tampering was found. */
+	fail = c->fn == audit_verify || c->fn == image_verify ?
+	    EXIT_UNVERIFIED : EXIT_ERROR;
 	if (sodium_init() == -1)
 		errx(fail, "cannot initialize libsodium");
 	/* getopt(3) names the command in its messages. */
-	xasprintf(&name, "%s audit %s", PROGNAME, c->name);
+	xasprintf(&name, "%s %s %s", PROGNAME, group->name, c->name);
 	argv[1] = name;
 	rv = c->fn(&ctx, argc - 1, argv + 1);
 	if (fflush(stdout) == EOF || ferror(stdout)) {

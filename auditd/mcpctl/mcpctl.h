@@ -1,6 +1,7 @@
 /*
- * mcpctl internals: the audit database read-only, verification, and the
- * output formats (text and JSON) behind one small table of functions.
+ * mcpctl internals: the audit database read-only, verification, the
+ * image store's writer, and the output formats (text and JSON) behind
+ * one small table of functions.
  */
 #ifndef MCPCTL_H
 #define MCPCTL_H
@@ -12,9 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <signal.h>
+
 #include <sqlite3.h>
 
 #include "auditlog.h"
+#include "imgstore.h"
 
 #define MCPCTL_SCHEMA		2
 #define AUDIT_PUB_NEXT		"audit.pub.next"
@@ -101,6 +105,14 @@ struct keygen_result {
 	int			 staged;	/* .next: a rotation */
 };
 
+/* The outcome of image verify. */
+struct image_check {
+	const struct imgstore_image	*im;
+	struct imgstore_sum		 sum;	/* as computed */
+	int				 status; /* 0 or EXIT_TAMPERED */
+	char				 error[256];	/* what differs */
+};
+
 /*
  * An output format, as bgpctl has them.  A listing is begin, a record
  * each, end; a stream (tail, export) is records alone, each complete.
@@ -113,6 +125,9 @@ struct output {
 	void	(*show)(const struct record *);
 	void	(*verify)(const struct verify_result *);
 	void	(*keygen)(const struct keygen_result *);
+	void	(*image_list)(const struct imgstore_image *, size_t);
+	void	(*image_added)(const struct imgstore_image *);
+	void	(*image_verify)(const struct image_check *);
 };
 
 extern const struct output	text_output;
@@ -121,6 +136,58 @@ extern const struct output	json_output;
 /* mcpctl.c */
 __attribute__((__noreturn__)) void	usage_cmd(const char *);
 void	 mcpctl_dbpath(struct mcpctl *, int);
+const char *mcpctl_statedir(struct mcpctl *, int);
+
+/* image.c */
+int	 image_build(struct mcpctl *, int, char **);
+int	 image_import(struct mcpctl *, int, char **);
+int	 image_list(struct mcpctl *, int, char **);
+int	 image_rm(struct mcpctl *, int, char **);
+int	 image_verify(struct mcpctl *, int, char **);
+
+/* imgbuild.c: a Debian tree by debootstrap into dir/rootfs. */
+struct build {
+	const char	*preset;
+	char		 suite[64];
+	char		 mirror[512];
+	char		*include;	/* the preset's packages and -i's */
+	char		 source[IMGSTORE_SOURCE_MAX];	/* for the info */
+};
+void	 build_options(struct build *, const char *, const char *,
+	    const char *, const char *);
+void	 build_rootfs(const struct build *, const char *);
+
+/* imgimport.c: an OCI image layout or docker-archive into dir/rootfs. */
+struct import {
+	char		 path[PATH_MAX];	/* absolute */
+	char		 ref[128];		/* the tag, or "" */
+	int		 archive;		/* docker-archive, not a layout */
+	char		 source[IMGSTORE_SOURCE_MAX];	/* for the info */
+	char		 digest[IMGSTORE_DIGEST_LEN + 1];	/* manifest's */
+};
+void	 import_options(struct import *, const char *);
+void	 import_rootfs(struct import *, const char *);
+
+/* imgstage.c: the store's writer, under its lock. */
+struct imgw {
+	char		 state[PATH_MAX];	/* the state directory */
+	char		 images[PATH_MAX];	/* <state>/images */
+	int		 store, names, lock;
+	uint64_t	 mnt;			/* store/'s mount */
+	char		 stage[NAME_MAX + 1];	/* in store/, or "" */
+	char		 stagepath[PATH_MAX];
+};
+void	 imgw_open(struct imgw *, const char *);
+void	 imgw_stage(struct imgw *);
+void	 imgw_commit(struct imgw *, const char *, const char *,
+	    const char *, struct imgstore_image *);
+int	 imgw_unname(struct imgw *, const char *);
+void	 imgw_close(struct imgw *);
+
+/* spawn.c: a tool run without a shell, its output on stderr. */
+extern volatile sig_atomic_t	 spawn_quit;
+void	 spawn_signals(void);
+int	 spawn(const char *const [], const char *);
 
 /* audit.c */
 int	 audit_list(struct mcpctl *, int, char **);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mcpctl.h"
 #include "util.h"
@@ -237,6 +238,72 @@ text_keygen(const struct keygen_result *k)
 		printf("mcp-auditd signs with it from its next start\n");
 }
 
+/* 1536 bytes as "1.5K": a column's worth. */
+static void
+size_human(uint64_t n, char *buf, size_t len)
+{
+	static const char	 units[] = "KMGTPE";
+	double			 v = (double)n;
+	int			 i = -1;
+
+	if (n < 1024) {
+		snprintf(buf, len, "%lluB", (unsigned long long)n);
+		return;
+	}
+	while (v >= 1024 && i < (int)sizeof(units) - 2) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, len, "%.1f%c", v, units[i]);
+}
+
+static void
+text_image_list(const struct imgstore_image *v, size_t n)
+{
+	struct tm	 tm;
+	time_t		 t;
+	char		 size[16], created[32], *src;
+	size_t		 i;
+
+	printf("%-20s %-12s %7s %-16s %s\n", "NAME", "DIGEST", "SIZE",
+	    "CREATED", "SOURCE");
+	for (i = 0; i < n; i++) {
+		t = (time_t)v[i].created;
+		if (gmtime_r(&t, &tm) == NULL ||
+		    strftime(created, sizeof(created), "%Y-%m-%d %H:%M",
+		    &tm) == 0)
+			snprintf(created, sizeof(created), "%lld",
+			    (long long)v[i].created);
+		size_human(v[i].size, size, sizeof(size));
+		src = str_vis(v[i].source, strlen(v[i].source));
+		printf("%-20s %.12s %7s %-16s %s\n", v[i].name,
+		    v[i].digest + strlen(IMGSTORE_PREFIX), size, created, src);
+		free(src);
+	}
+}
+
+static void
+text_image_added(const struct imgstore_image *im)
+{
+	printf("%s %s\n", im->name, im->digest);
+}
+
+static void
+text_image_verify(const struct image_check *chk)
+{
+	const char	*what = chk->im->name[0] != '\0' ? chk->im->name :
+			    chk->im->digest;
+	char		 size[16];
+
+	if (chk->status != 0) {
+		printf("%s: ALTERED: %s\n", what, chk->error);
+		return;
+	}
+	size_human(chk->sum.size, size, sizeof(size));
+	printf("%s: verified %s (%llu files, %s)\n", what, chk->sum.digest,
+	    (unsigned long long)chk->sum.files, size);
+}
+
 const struct output text_output = {
 	.list_begin = text_nothing,
 	.list_record = text_record,
@@ -245,4 +312,7 @@ const struct output text_output = {
 	.show = text_show,
 	.verify = text_verify,
 	.keygen = text_keygen,
+	.image_list = text_image_list,
+	.image_added = text_image_added,
+	.image_verify = text_image_verify,
 };

@@ -175,6 +175,62 @@ json_keygen(const struct keygen_result *k)
 	emit(o, JSON_INDENT(2));
 }
 
+/* A string of the store, or null when it is empty. */
+static json_t *
+jstr_or_null(const char *s)
+{
+	return s[0] != '\0' ? jstr(s, strlen(s)) : json_null();
+}
+
+static json_t *
+json_image(const struct imgstore_image *im)
+{
+	json_t	*o = json_object();
+
+	set(o, "name", jstr_or_null(im->name));
+	set(o, "digest", json_string(im->digest));
+	set(o, "rootfs", jstr(im->rootfs, strlen(im->rootfs)));
+	set(o, "source", jstr(im->source, strlen(im->source)));
+	set(o, "source_digest", jstr_or_null(im->source_digest));
+	set(o, "created", json_integer(im->created));
+	set(o, "size", json_integer((json_int_t)im->size));
+	set(o, "files", json_integer((json_int_t)im->files));
+	return o;
+}
+
+static void
+json_image_list(const struct imgstore_image *v, size_t n)
+{
+	json_t	*a = json_array();
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (json_array_append_new(a, json_image(&v[i])) == -1)
+			errx(EXIT_ERROR, "out of memory");
+	emit(a, JSON_INDENT(2));
+}
+
+static void
+json_image_added(const struct imgstore_image *im)
+{
+	emit(json_image(im), JSON_INDENT(2));
+}
+
+static void
+json_image_verify(const struct image_check *chk)
+{
+	json_t	*o = json_object();
+
+	set(o, "name", jstr_or_null(chk->im->name));
+	set(o, "digest", json_string(chk->im->digest));
+	set(o, "computed", json_string(chk->sum.digest));
+	set(o, "size", json_integer((json_int_t)chk->sum.size));
+	set(o, "files", json_integer((json_int_t)chk->sum.files));
+	set(o, "ok", json_boolean(chk->status == 0));
+	set(o, "error", jstr_or_null(chk->error));
+	emit(o, JSON_INDENT(2));
+}
+
 const struct output json_output = {
 	.list_begin = json_list_begin,
 	.list_record = json_list_record,
@@ -183,4 +239,7 @@ const struct output json_output = {
 	.show = json_show,
 	.verify = json_verify,
 	.keygen = json_keygen,
+	.image_list = json_image_list,
+	.image_added = json_image_added,
+	.image_verify = json_image_verify,
 };
