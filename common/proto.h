@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	8U
+#define MCPD_PROTO_VERSION	9U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -488,6 +488,9 @@ struct priv_start {
 	char		 id[SBX_ID_LEN + 1];
 	char		 pad[7];
 	char		 image[SBX_NAME_MAX];
+	/* A stored image: its digest, found again in the store by the
+	 * helper; "" for the configuration's images. */
+	char		 digest[SBX_DIGEST_MAX];
 	uint64_t	 memory;
 	uint64_t	 disk;
 	uint32_t	 cpus;

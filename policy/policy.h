@@ -149,6 +149,7 @@ struct image {
 	uint64_t		 pool_idle;	/* ms unclaimed; 0: never */
 	/* An image of the store (mcpctl image), found by sandboxd. */
 	int			 stored;
+	int			 gone;		/* removed from the store since */
 	char			 digest[72];	/* "sha256:<hex>"; "" : none */
 	char			 source[240];	/* what built it */
 	int64_t			 created;	/* seconds since the epoch */

@@ -1239,6 +1239,8 @@ job_images_answer(struct job *job)
 
 	memset(&done, 0, sizeof(done));
 	TAILQ_FOREACH(img, &sbd->conf->images, entry) {
+		if (img->gone)
+			continue;
 		probe_answer(job, img);
 		done.size++;
 	}

@@ -39,6 +39,7 @@
 #include "bundle.h"
 #include "daemon.h"
 #include "image.h"
+#include "imgstore.h"
 #include "log.h"
 #include "sandboxd.h"
 #include "util.h"
@@ -70,6 +71,7 @@ struct pop {
 	int			 pidfd;		/* DESTROY: its init, dying */
 	struct event		*ev_exit;
 	struct event		*ev_slow;	/* ... for too long */
+	struct image		 image;		/* START: a stored one's */
 };
 
 /*
@@ -250,6 +252,34 @@ priv_setup(void)
 	}
 }
 
+/*
+ * The image a container starts from.  A stored one is looked up by its
+ * digest each time, and checked as at start: mcpctl may have removed it.
+ */
+static struct image *
+priv_image(struct pop *op, char *err, size_t len)
+{
+	struct imgstore_image	 si;
+	int			 r;
+
+	if (op->start.digest[0] == '\0')
+		return policy_image(pconf, op->start.image);
+	r = imgstore_lookup_digest(pconf->state_dir, op->start.digest, &si,
+	    err, len);
+	if (r == 1)
+		snprintf(err, len, "%s is no longer in the store",
+		    op->start.digest);
+	if (r != 0 || image_rootfs_check(si.rootfs, err, len) == -1)
+		return NULL;
+	memset(&op->image, 0, sizeof(op->image));
+	str_copy(op->image.name, op->start.image, sizeof(op->image.name));
+	op->image.type = IMAGE_ROOTFS;
+	op->image.stored = 1;
+	str_copy(op->image.path, si.rootfs, sizeof(op->image.path));
+	str_copy(op->image.digest, si.digest, sizeof(op->image.digest));
+	return &op->image;
+}
+
 /* Validation: every field, before anything is done. */
 
 static const char *
@@ -259,7 +289,15 @@ priv_check_start(const struct priv_start *ps, struct image **imp)
 	    !sandbox_id_valid(ps->id))
 		return "bad sandbox id";
 	if (memchr(ps->image, '\0', sizeof(ps->image)) == NULL ||
-	    (*imp = policy_image(pconf, ps->image)) == NULL)
+	    memchr(ps->digest, '\0', sizeof(ps->digest)) == NULL)
+		return "unterminated image";
+	if (ps->digest[0] != '\0') {
+		/* Found in the store when the container is made. */
+		if (!imgstore_valid_name(ps->image) ||
+		    !imgstore_valid_digest(ps->digest))
+			return "bad stored image";
+		*imp = NULL;
+	} else if ((*imp = policy_image(pconf, ps->image)) == NULL)
 		return "unknown image";
 	if (ps->memory < (4ULL << 20) || ps->memory > (1ULL << 40))
 		return "memory out of range";
@@ -704,7 +742,10 @@ pop_start(struct pop *op, int status)
 		memset(&b, 0, sizeof(b));
 		b.id = op->id;
 		b.dir = op->bundle;
-		b.image = policy_image(pconf, op->start.image);
+		if ((b.image = priv_image(op, err, sizeof(err))) == NULL) {
+			pop_fail(op, "image %s: %s", op->start.image, err);
+			return;
+		}
 		b.host = &host_image;
 		b.init = pconf->sandbox_init;
 		b.uid_base = base;

@@ -266,8 +266,11 @@ probe_images(struct job *job)
 	struct image	*img;
 	struct probe	*p;
 
+	stored_refresh();
 	if (job->images_flags & SBX_IMAGES_LANGS) {
 		TAILQ_FOREACH(img, &sbd->conf->images, entry) {
+			if (img->gone)
+				continue;
 			if ((p = probe_find(img)) == NULL) {
 				p = xcalloc(1, sizeof(*p));
 				str_copy(p->image, img->name,

@@ -309,7 +309,7 @@ check_image(struct job *job, const char *image, uint32_t *code, char *err,
 {
 	if (image[0] == '\0')
 		image = job->lang != NULL ? job->lang->image : HOST_IMAGE;
-	if (policy_image(sbd->conf, image) == NULL)
+	if (stored_usable(image) == NULL)
 		return req_fail(code, err, len, SBX_E_INVALID,
 		    "unknown image \"%s\"", image);
 	str_copy(job->image, image, sizeof(job->image));

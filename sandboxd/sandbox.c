@@ -185,6 +185,8 @@ sandbox_start(struct sandbox *sb)
 	memcpy(ps.id, sb->id, sizeof(sb->id));
 	str_copy(ps.image, im != NULL ? im->name : HOST_IMAGE,
 	    sizeof(ps.image));
+	if (im != NULL && im->stored)
+		str_copy(ps.digest, im->digest, sizeof(ps.digest));
 	ps.memory = sb->lim.memory;
 	ps.disk = sb->lim.disk;
 	ps.cpus = sb->lim.cpus;

@@ -417,6 +417,7 @@ main(int argc, char *argv[])
 	if (str_fmt(path, sizeof(path), "%s/%s", conf->state_dir,
 	    SBX_STATE_DB) == -1 || state_open(path) == -1)
 		fatalx("cannot open the state database %s", path);
+	stored_refresh();
 	state_load();
 	state_prune_disks();
 	cgroup_cleanup(0);

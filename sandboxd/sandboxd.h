@@ -239,6 +239,10 @@ void		 job_dispatch(struct conn *, struct imsg *);
 void		 job_conn_down(struct conn *);
 void		 job_sandbox_stopped(struct job *, const char *);
 
+/* stored.c */
+void		 stored_refresh(void);
+struct image	*stored_usable(const char *);
+
 /* probe.c */
 /* IMAGES: answered once the probes it needs have ended. */
 void		 probe_images(struct job *);

@@ -32,8 +32,103 @@ echo keep > "$VICTIM/keep"
 
 cleanup() {
 	[ -n "$SLEEPER" ] && kill "$SLEEPER" 2>/dev/null
+	kill_daemons
 	wait 2>/dev/null
 	remove_tmp
+}
+
+# The suite serves the store's images: listed to clients with their digest
+# and languages, runs and sandboxes in them, gone once removed; all with no
+# restart.  The tenant's client is mcpd --stdio, driven by Python.
+served_by_the_suite() {
+	local conf=$T/suite.conf d
+	d=$(json "$T/l.json" '[i["digest"] for i in d if i["name"] == "mini"][0]')
+	cat > "$conf" <<CONF
+user "64101"
+run directory "$T/run"
+state directory "$STATE"
+sandbox-init "$B/sandbox-init"
+sandbox uids 268435456 64
+image host host pool 0
+tenant local {
+	uid root
+}
+audit {
+	user "64102"
+	required yes
+}
+CONF
+	CONF=$conf start auditd
+	CONF=$conf start sandboxd
+	check "the suite starts on the store's state directory" \
+	    wait_log "$T/sandboxd.log" "ready: listening"
+	check "sandboxd found the stored image" \
+	    grep -q "image mini: $d, from the store" "$T/sandboxd.log"
+	B=$B CONF=$conf T=$T DIGEST=$d MCPCTL=$MCPCTL $PY - > "$T/tap" \
+	    2>&1 <<'PY'
+import os, subprocess, sys
+sys.path.insert(0, os.path.join(os.environ["TOP"], "tests/integration"))
+from mcpclient import Stdio, ok, done, text, sc, is_error
+B, CONF, T, D = (os.environ[k] for k in ("B", "CONF", "T", "DIGEST"))
+c = Stdio([f"{B}/mcpd", "--stdio", "-f", CONF], f"{T}/stdio.log")
+c.initialize("2025-11-25")
+r = c.tool("list_images", {})
+imgs = {i["name"]: i for i in sc(r).get("images", [])}
+ok(imgs.get("mini", {}).get("type") == "stored" and
+   imgs["mini"].get("digest") == D and
+   imgs["mini"].get("source", "").startswith("debootstrap "),
+   "list_images shows the stored image with its digest and source", imgs)
+r = c.tool("list_languages", {}, timeout=120)
+mini = {i["name"]: i for i in sc(r).get("images", [])}.get("mini", {})
+langs = {l["name"]: l["version"] for l in mini.get("languages", [])}
+ok({"sh", "bash", "perl"} <= set(langs) and "python" not in langs and
+   "c" not in langs,
+   f"list_languages probes it: minbase has sh, bash, perl ({langs})", mini)
+r = c.tool("run_code", {"language": "perl", "image": "mini",
+                        "code": 'open(F, "/etc/debian_version"); '
+                                'print "perl on debian ", scalar <F>;'})
+ok(not is_error(r) and sc(r).get("stdout", "").startswith(
+   "perl on debian 12"), "run_code runs in it, per run", r)
+r = c.tool("run_code", {"language": "python", "image": "mini",
+                        "code": "print(1)"})
+ok(is_error(r) and "has no python" in text(r),
+   "a language it lacks is refused", r)
+r = c.tool("sandbox_create", {"image": "mini", "name": "m"})
+ok(not is_error(r) and sc(r).get("image") == "mini",
+   "a sandbox starts from it", r)
+r = c.tool("sandbox_exec", {"sandbox": "m", "command":
+                            "touch /etc/x 2>/dev/null && echo writable; "
+                            "echo hi > f && cat f"})
+ok(sc(r).get("results", [{}])[0].get("stdout") == "hi\n",
+   "its root is read-only, its workspace writable", r)
+c.tool("sandbox_stop", {"sandbox": "m"})
+v = subprocess.run([os.environ["MCPCTL"], "-f", CONF, "image", "verify",
+                    "mini"], capture_output=True)
+ok(v.returncode == 0, "it still verifies after the suite ran code in it",
+   v)
+rm = subprocess.run([os.environ["MCPCTL"], "-f", CONF, "image", "rm",
+                     "mini"], capture_output=True)
+r = c.tool("run_code", {"language": "sh", "image": "mini",
+                        "code": "echo 1"})
+ok(rm.returncode == 0 and is_error(r) and "unknown image" in text(r),
+   "once mcpctl removes it, runs in it are refused", (rm, r))
+r = c.tool("list_images", {})
+ok("mini" not in [i["name"] for i in sc(r)["images"]],
+   "and it is listed no more", r)
+c.close()
+done()
+PY
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) ok "${line#ok [0-9]* - }" ;;
+		"not ok "*) not_ok "${line#not ok [0-9]* - }" ;;
+		"1.."*) ;;
+		*) echo "$line" ;;
+		esac
+	done < "$T/tap"
+	check "the client script ran to its end" grep -q '^1\.\.' "$T/tap"
+	check "sandboxd stops cleanly" stop sandboxd
+	check "auditd stops cleanly" stop auditd
 }
 trap cleanup EXIT
 
@@ -380,7 +475,7 @@ check "apt's downloads and lists and debootstrap's device nodes are gone" \
     [ -z "$(ls -A "$R/dev")" ]'
 mc verify mini
 check "it verifies, after that chroot" test "$RC" -eq 0
-mc rm mini
+served_by_the_suite
 
 mc build -m http://127.0.0.1:9/debian broken
 check "a build from an unreachable mirror: exit 1, with debootstrap's words" \
