@@ -152,7 +152,7 @@ probe_line(struct probe *p, const char *line)
 		return;
 	pl->present = 1;
 	s = end[2] == ' ' ? end + 3 : "";
-	for (k = 0; s[k] != '\0' && k < sizeof(pl->version) - 1; k++)
+	for (k = 0; k < sizeof(pl->version) - 1 && s[k] != '\0'; k++)
 		pl->version[k] = isprint((unsigned char)s[k]) ? s[k] : '?';
 	pl->version[k] = '\0';
 	while (k > 0 && pl->version[k - 1] == ' ')

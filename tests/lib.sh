@@ -157,6 +157,31 @@ alive() {
 # For a script's cleanup: the daemons still in PID killed (SIGTERM first
 # and GRACE seconds to go, if given) and every child reaped; then $T
 # removed, unless KEEP is set.
+relay_tap() {	# relay_tap FILE [STATUS]: a client script's TAP, renumbered
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) ok "${line#ok [0-9]* - }" ;;
+		"not ok "*) not_ok "${line#not ok [0-9]* - }" ;;
+		"1.."*) ;;
+		*) echo "$line" ;;
+		esac
+	done < "$1"
+	check "the client script ran to its end (status ${2:-0})" \
+	    grep -q '^1\.\.' "$1"
+}
+
+suite_end() {	# the suite stops cleanly, leaving no process or report
+	local f
+	check "no sandbox process is left" wait_for 10 test -z "$(sandbox_pids)"
+	check "sandboxd stops cleanly" stop sandboxd
+	check "auditd stops cleanly" stop auditd
+	for f in "$T"/*.log; do
+		check "no sanitizer report in $(basename "$f")" \
+		    test -z "$(grep -E 'ERROR: AddressSanitizer|LeakSanitizer' "$f")"
+	done
+}
+
 kill_daemons() {	# kill_daemons [GRACE]
 	local p
 	if [ -n "${1:-}" ]; then

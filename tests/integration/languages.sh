@@ -60,26 +60,11 @@ check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
 B=$B CONF=$CONF T=$T \
     /usr/bin/python3 "$TOP/tests/integration/languages.py" > "$T/tap" 2>&1
 rc=$?
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) ok "${line#ok [0-9]* - }" ;;
-	"not ok "*) not_ok "${line#not ok [0-9]* - }" ;;
-	"1.."*) ;;
-	*) echo "$line" ;;
-	esac
-done < "$T/tap"
-check "the client script ran to its end (status $rc)" \
-    grep -q '^1\.\.' "$T/tap"
+relay_tap "$T/tap" "$rc"
 [ "$rc" -eq 0 ] || diag_file "$T/stdio.log" 30
 
 "$B/mcpctl" -f "$CONF" audit export > "$T/audit.jsonl" 2>&1
 check "the probes are runs in the audit log, one per image" \
     test "$(grep -c '"own": *"probe"' "$T/audit.jsonl")" -ge 2
-check "no sandbox process is left" wait_for 10 test -z "$(sandbox_pids)"
-check "sandboxd stops cleanly" stop sandboxd
-check "auditd stops cleanly" stop auditd
-for f in "$T"/*.log; do
-	check "no sanitizer report in $(basename "$f")" \
-	    test -z "$(grep -E 'ERROR: AddressSanitizer|LeakSanitizer' "$f")"
-done
+suite_end
 done_testing

@@ -55,23 +55,8 @@ B=$B CONF=$CONF T=$T LOCAL=$LOCAL RO=$RO \
     /usr/bin/python3 "$TOP/tests/integration/mcp_tools.py" > "$T/tap" 2>&1
 rc=$?
 # Renumber the script's TAP into ours.
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) ok "${line#ok [0-9]* - }" ;;
-	"not ok "*) not_ok "${line#not ok [0-9]* - }" ;;
-	"1.."*) ;;
-	*) echo "$line" ;;
-	esac
-done < "$T/tap"
-check "the client script ran to its end (status $rc)" \
-    grep -q '^1\.\.' "$T/tap"
+relay_tap "$T/tap" "$rc"
 [ "$rc" -eq 0 ] || diag_file "$T/stdio.log" 30
 
-check "no sandbox process is left" wait_for 10 test -z "$(sandbox_pids)"
-check "sandboxd stops cleanly" stop sandboxd
-check "auditd stops cleanly" stop auditd
-for f in "$T"/*.log; do
-	check "no sanitizer report in $(basename "$f")" \
-	    test -z "$(grep -E 'ERROR: AddressSanitizer|LeakSanitizer' "$f")"
-done
+suite_end
 done_testing
