@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -110,42 +109,6 @@ b64_decode(const char *s, size_t len, size_t *outlen)
 		return NULL;
 	}
 	return buf;
-}
-
-const char *
-mime_guess(const char *path)
-{
-	static const struct {
-		const char	*ext;
-		const char	*type;
-	} types[] = {
-		{ "png", "image/png" }, { "jpg", "image/jpeg" },
-		{ "jpeg", "image/jpeg" }, { "gif", "image/gif" },
-		{ "svg", "image/svg+xml" }, { "webp", "image/webp" },
-		{ "txt", "text/plain" }, { "log", "text/plain" },
-		{ "md", "text/markdown" }, { "csv", "text/csv" },
-		{ "html", "text/html" }, { "htm", "text/html" },
-		{ "css", "text/css" }, { "js", "text/javascript" },
-		{ "mjs", "text/javascript" }, { "json", "application/json" },
-		{ "xml", "application/xml" }, { "yaml", "application/yaml" },
-		{ "yml", "application/yaml" }, { "py", "text/x-python" },
-		{ "c", "text/x-c" }, { "h", "text/x-c" },
-		{ "sh", "text/x-shellscript" }, { "pdf", "application/pdf" },
-		{ "zip", "application/zip" }, { "gz", "application/gzip" },
-		{ "tar", "application/x-tar" }, { "wav", "audio/wav" },
-		{ "mp3", "audio/mpeg" },
-	};
-	const char	*dot, *slash;
-	size_t		 i;
-
-	dot = strrchr(path, '.');
-	slash = strrchr(path, '/');
-	if (dot == NULL || (slash != NULL && dot < slash))
-		return NULL;
-	for (i = 0; i < nitems(types); i++)
-		if (strcasecmp(dot + 1, types[i].ext) == 0)
-			return types[i].type;
-	return NULL;
 }
 
 void

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "mime.h"
 #include "proto.h"
 
 struct event_base;
@@ -93,8 +94,6 @@ int		 utf8_valid(const uint8_t *, size_t);
 char		*b64_encode(const uint8_t *, size_t);
 /* Strict base64 (padding required); NULL when not base64. */
 uint8_t		*b64_decode(const char *, size_t, size_t *);
-/* A MIME type for a path, by its extension. */
-const char	*mime_guess(const char *);
 /* "2026-11-21T14:35:12Z" */
 void		 iso_time(int64_t, char *, size_t);
 const char	*signal_name(int);

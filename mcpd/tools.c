@@ -959,8 +959,6 @@ run_streams(struct evbuffer *b, struct run *r)
 	add_stream(b, "stderr", r->out[1]);
 }
 
-static int	 is_image(const char *);
-
 /* Does the content look like what its name says?  Else it is no picture. */
 static int
 picture_sniff(const char *mime, const uint8_t *p, size_t n)
@@ -1008,7 +1006,7 @@ run_files_made(struct op *op, json_t *st, struct evbuffer *b,
 		path = json_string_value(json_object_get(pic, "path"));
 		b64 = json_string_value(json_object_get(pic, "data"));
 		mime = mime_guess(path);
-		if (b64 == NULL || !is_image(mime) ||
+		if (b64 == NULL || !mime_is_image(mime) ||
 		    (raw = b64_decode(b64, strlen(b64), &n)) == NULL)
 			continue;
 		if (n > 0 && picture_sniff(mime, raw, n)) {
@@ -1975,15 +1973,6 @@ static const char *const read_args[] = {
 	"sandbox", "path", "encoding", "max_bytes", NULL,
 };
 
-static int
-is_image(const char *mime)
-{
-	return mime != NULL && (strcmp(mime, "image/png") == 0 ||
-	    strcmp(mime, "image/jpeg") == 0 || strcmp(mime, "image/gif") ==
-	    0 || strcmp(mime, "image/svg+xml") == 0 ||
-	    strcmp(mime, "image/webp") == 0);
-}
-
 static void
 read_done(struct op *op)
 {
@@ -2006,7 +1995,7 @@ read_done(struct op *op)
 		return;
 	}
 	if (enc == NULL) {
-		if (is_image(mime) && !trunc)
+		if (mime_is_image(mime) && !trunc)
 			enc = "image";
 		else if (utf8_valid(p, n) && memchr(p, '\0', n) == NULL)
 			enc = "text";

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include <event2/event.h>
@@ -23,6 +22,7 @@
 #include "auditbody.h"
 #include "job.h"
 #include "log.h"
+#include "mime.h"
 #include "util.h"
 
 static const char *const base_env[] = {
@@ -722,23 +722,6 @@ run_wrote(const struct job *job, const char *path)
 	return 0;
 }
 
-static int
-is_picture(const char *path)
-{
-	static const char *const ext[] = {
-		".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp",
-	};
-	const char	*dot = strrchr(path, '.');
-	size_t		 i;
-
-	if (dot == NULL || strchr(dot, '/') != NULL)
-		return 0;
-	for (i = 0; i < nitems(ext); i++)
-		if (strcasecmp(dot, ext[i]) == 0)
-			return 1;
-	return 0;
-}
-
 /*
  * The workspace is listed once the program has ended, for a client that
  * is still there: 0, or -1 when there is nothing to collect.
@@ -779,7 +762,7 @@ collect_entries(struct job *job, const uint8_t *p, size_t len)
 		memcpy(out + n, p + off, next - off);
 		n += next - off;
 		job->ncreated++;
-		if (!is_picture(name) || e.size == 0 ||
+		if (!mime_is_image(mime_guess(name)) || e.size == 0 ||
 		    e.size > SBX_PICTURE_MAX ||
 		    job->npics >= SBX_PICTURES_MAX ||
 		    job->pic_bytes + e.size > SBX_PICTURES_BYTES)
