@@ -35,6 +35,15 @@ stored_set(struct image *im, const struct imgstore_image *si)
 	im->size = si->size;
 }
 
+static void
+stored_gone(struct image *im)
+{
+	if (im->digest[0] != '\0')
+		log_info("image %s: removed from the store", im->name);
+	im->gone = 1;
+	im->digest[0] = '\0';
+}
+
 void
 stored_refresh(void)
 {
@@ -48,6 +57,7 @@ stored_refresh(void)
 		log_warnx("the image store: %s", err);
 		return;
 	}
+	/* Gone unless the store still names it. */
 	TAILQ_FOREACH(im, &sbd->conf->images, entry)
 		if (im->stored)
 			im->gone = 1;
@@ -65,26 +75,47 @@ stored_refresh(void)
 		stored_set(im, &list[i]);
 	}
 	TAILQ_FOREACH(im, &sbd->conf->images, entry)
-		if (im->stored && im->gone && im->digest[0] != '\0') {
-			log_info("image %s: removed from the store", im->name);
-			im->digest[0] = '\0';
-		}
+		if (im->stored && im->gone)
+			stored_gone(im);
 	free(list);
 }
 
+/* A stored image's name, looked up again: followed, or marked gone. */
+static void
+stored_recheck(struct image *im)
+{
+	struct imgstore_image	 si;
+	char			 err[256];
+
+	switch (imgstore_lookup(sbd->conf->state_dir, im->name, &si, err,
+	    sizeof(err))) {
+	case 0:
+		stored_set(im, &si);
+		break;
+	case 1:
+		stored_gone(im);
+		break;
+	default:
+		log_warnx("the image store: %s", err);
+		break;
+	}
+}
+
 /*
- * An image a new sandbox or run may start from, or NULL.  The store is read
- * again for a stored one, so that a name mcpctl removed or gave to another
- * tree a moment ago is refused, or followed.
+ * An image a new sandbox or run may start from, or NULL.  A stored one's
+ * name is read again, so that a name mcpctl removed or gave to another
+ * tree a moment ago is refused, or followed; a name not known yet makes
+ * the whole store be read.
  */
 struct image *
 stored_usable(const char *name)
 {
 	struct image	*im;
 
-	if ((im = policy_image(sbd->conf, name)) == NULL || im->stored) {
+	if ((im = policy_image(sbd->conf, name)) == NULL) {
 		stored_refresh();
 		im = policy_image(sbd->conf, name);
-	}
+	} else if (im->stored)
+		stored_recheck(im);
 	return im != NULL && !im->gone ? im : NULL;
 }
