@@ -182,6 +182,25 @@ suite_end() {	# the suite stops cleanly, leaving no process or report
 	done
 }
 
+# A test host at HOSTIP (x.y.z.2/30) in network namespace NETNS, over a
+# veth pair whose host end is LINK: for what a sandbox's egress reaches.
+test_host() {	# test_host NETNS HOSTIP LINK PEER
+	ip link add "$3" type veth peer name "$4" 2>/dev/null
+	ip netns add "$1"
+	ip link set "$4" netns "$1"
+	ip addr add "${2%.2}.1/30" dev "$3"
+	ip link set "$3" up
+	ip netns exec "$1" ip addr add "$2/30" dev "$4"
+	ip netns exec "$1" ip link set "$4" up
+	ip netns exec "$1" ip link set lo up
+}
+
+test_host_del() {	# test_host_del NETNS LINK: its processes too
+	ip netns pids "$1" 2>/dev/null | xargs -r kill 2>/dev/null
+	ip netns del "$1" 2>/dev/null
+	ip link del "$2" 2>/dev/null
+}
+
 kill_daemons() {	# kill_daemons [GRACE]
 	local p
 	if [ -n "${1:-}" ]; then

@@ -42,21 +42,12 @@ CONF
 
 cleanup() {
 	kill_daemons
-	ip netns pids "$NETNS" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns del "$NETNS" 2>/dev/null
-	ip link del mcpph$$ 2>/dev/null
+	test_host_del "$NETNS" mcpph$$
 	remove_tmp
 }
 trap cleanup EXIT
 
-ip link add mcpph$$ type veth peer name mcppn$$
-ip netns add "$NETNS"
-ip link set mcppn$$ netns "$NETNS"
-ip addr add "${HOSTIP%.2}.1/30" dev mcpph$$
-ip link set mcpph$$ up
-ip netns exec "$NETNS" ip addr add "$HOSTIP/30" dev mcppn$$
-ip netns exec "$NETNS" ip link set mcppn$$ up
-ip netns exec "$NETNS" ip link set lo up
+test_host "$NETNS" "$HOSTIP" mcpph$$ mcppn$$
 ip netns exec "$NETNS" /usr/bin/python3 "$TOP/tests/integration/pkgserver.py" \
     "$HOSTIP" 8090 > "$T/pkgserver.log" 2>&1 &
 PID[pkgserver]=$!

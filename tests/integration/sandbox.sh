@@ -93,9 +93,7 @@ HOSTIP=10.231.$(( $$ % 250 )).2
 
 cleanup() {
 	kill_daemons 1
-	ip netns pids "$NETNS" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns del "$NETNS" 2>/dev/null
-	ip link del mcpdh$$ 2>/dev/null
+	test_host_del "$NETNS" mcpdh$$
 	remove_tmp
 }
 trap cleanup EXIT
@@ -261,14 +259,7 @@ check "the host's disk is untouched" test ! -e /workspace/big
 
 # --- network: loopback only, unless policy allows egress ----------------
 
-ip link add mcpdh$$ type veth peer name mcpdn$$ 2>/dev/null
-ip netns add "$NETNS"
-ip link set mcpdn$$ netns "$NETNS"
-ip addr add "${HOSTIP%.2}.1/30" dev mcpdh$$
-ip link set mcpdh$$ up
-ip netns exec "$NETNS" ip addr add "$HOSTIP/30" dev mcpdn$$
-ip netns exec "$NETNS" ip link set mcpdn$$ up
-ip netns exec "$NETNS" ip link set lo up
+test_host "$NETNS" "$HOSTIP" mcpdh$$ mcpdn$$
 ip netns exec "$NETNS" /usr/bin/python3 -m http.server --bind "$HOSTIP" 8088 \
     > "$T/http.log" 2>&1 &
 PID[http]=$!
