@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -280,6 +281,19 @@ static const struct priv_syscall stdio_syscalls[] = {
 };
 
 static void
+mcpd_join_group(gid_t gid)
+{
+	gid_t	 g[NGROUPS_MAX];
+	int	 n;
+
+	if ((n = getgroups(NGROUPS_MAX - 1, g)) == -1)
+		fatal("getgroups");
+	g[n++] = gid;
+	if (setgroups((size_t)n, g) == -1)
+		fatal("setgroups");
+}
+
+static void
 mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 {
 	struct priv_path	 paths[1 + 64];
@@ -289,9 +303,15 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 	paths[np].path = mcpd.confdir;
 	paths[np++].access = LL_READ;
 	if (stdio_mode) {
-		/* Stay the user we are: the uid is the tenant. */
-		if (mcpd.privileged)
+		/*
+		 * Stay the user we are: the uid is the tenant.  Root keeps
+		 * no capability, so it joins the sockets' group, without
+		 * which auditd's socket would refuse it.
+		 */
+		if (mcpd.privileged) {
+			mcpd_join_group(conf->group_gid);
 			priv_drop_caps();
+		}
 		for (i = 0; t != NULL && i < t->npaths && np < nitems(paths);
 		    i++) {
 			paths[np].path = t->paths[i].path;
@@ -513,7 +533,8 @@ main(int argc, char *argv[])
 		log_init(LOG_DEST_STDERR, mcpd.verbose, "mcpd");
 		mcpd.debug = 1;
 		if (policy_resolve(conf, POLICY_RESOLVE_TENANTS |
-		    POLICY_RESOLVE_AUDIT) == -1)
+		    POLICY_RESOLVE_AUDIT | (mcpd.privileged ?
+		    POLICY_RESOLVE_MCPD : 0)) == -1)
 			exit(1);
 		if ((t = policy_tenant_by_uid(conf, getuid())) == NULL)
 			fatalx("uid %u is not a tenant in %s: add \"uid\" to a "

@@ -38,6 +38,7 @@
 
 #define BUNDLE_CONFIG		"config.json"
 #define BUNDLE_NOFILE		4096
+#define BUNDLE_MIN_INODES	1024
 
 /* What Docker and containerd mask, and kallsyms. */
 static const char *const bundle_masked[] = {
@@ -207,6 +208,18 @@ bundle_mount(json_t *mounts, const char *dst, const char *type,
 	    "destination", dst, "type", type, "source", src, "options", o));
 }
 
+/*
+ * Files a tmpfs of this size may hold: one per 4 KiB, as mkfs.ext4 gives
+ * a persistent workspace.  Without a count, a tmpfs takes inodes until
+ * the memory limit kills the program, with no ENOSPC to explain why.
+ */
+static unsigned long long
+bundle_inodes(uint64_t size)
+{
+	return size / 4096 < BUNDLE_MIN_INODES ? BUNDLE_MIN_INODES :
+	    (unsigned long long)(size / 4096);
+}
+
 /* /tmp and /workspace, which differ from one container to the next. */
 static int
 bundle_own_mounts(json_t *m, const struct bundle *b)
@@ -218,16 +231,18 @@ bundle_own_mounts(json_t *m, const struct bundle *b)
 	 * runc gives a tmpfs the mode of the directory it covers when that
 	 * exists, so the images make tmp 01777; mode= says the same here.
 	 */
-	snprintf(opts, sizeof(opts), "nosuid,nodev,mode=1777,size=%llu",
-	    (unsigned long long)b->limits->disk);
+	snprintf(opts, sizeof(opts), "nosuid,nodev,mode=1777,size=%llu,"
+	    "nr_inodes=%llu", (unsigned long long)b->limits->disk,
+	    bundle_inodes(b->limits->disk));
 	r |= bundle_mount(m, "/tmp", "tmpfs", "tmpfs", opts);
 	if (b->workspace != NULL)
 		r |= bundle_mount(m, SBX_WORKSPACE, "bind", b->workspace,
 		    "bind,rw,nosuid,nodev");
 	else {
 		snprintf(opts, sizeof(opts), "nosuid,nodev,mode=0755,"
-		    "uid=%d,gid=%d,size=%llu", SBX_USER_UID, SBX_USER_UID,
-		    (unsigned long long)b->limits->disk);
+		    "uid=%d,gid=%d,size=%llu,nr_inodes=%llu", SBX_USER_UID,
+		    SBX_USER_UID, (unsigned long long)b->limits->disk,
+		    bundle_inodes(b->limits->disk));
 		r |= bundle_mount(m, SBX_WORKSPACE, "tmpfs", "tmpfs", opts);
 	}
 	return r;
@@ -251,7 +266,7 @@ bundle_mounts(const struct bundle *b)
 	r |= bundle_mount(m, "/dev/pts", "devpts", "devpts",
 	    "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620");
 	r |= bundle_mount(m, "/dev/shm", "tmpfs", "shm",
-	    "nosuid,noexec,nodev,mode=1777,size=64m");
+	    "nosuid,noexec,nodev,mode=1777,size=64m,nr_inodes=4096");
 	r |= bundle_mount(m, "/dev/mqueue", "mqueue", "mqueue",
 	    "nosuid,noexec,nodev");
 	r |= bundle_mount(m, "/sys", "sysfs", "sysfs",

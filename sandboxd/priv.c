@@ -698,8 +698,9 @@ pop_start(struct pop *op, int status)
 		snprintf(uidgid, sizeof(uidgid), "root_owner=%u:%u",
 		    base + SBX_USER_UID, base + SBX_USER_UID);
 		{
+			/* One inode per 4 KiB, as bundle.c gives a tmpfs. */
 			const char *argv[] = { "/sbin/mkfs.ext4", "-q", "-F",
-			    "-m", "0", "-E", uidgid, err, NULL };
+			    "-m", "0", "-i", "4096", "-E", uidgid, err, NULL };
 
 			if ((op->pid = priv_spawn(argv, -1, -1)) == -1) {
 				pop_fail(op, "mkfs: %s", strerror(errno));

@@ -40,11 +40,11 @@ def done():
 class Stdio:
     """mcpd --stdio as a subprocess; every message it writes is kept."""
 
-    def __init__(self, argv, stderr_path, user=None):
+    def __init__(self, argv, stderr_path, user=None, group=None):
         self.err = open(stderr_path, "ab")
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=self.err,
-                                  user=user)
+                                  user=user, group=group)
         self.buf = b""
         self.notes = []          # notifications and requests, in order
         self.answers = {}        # id -> response

@@ -790,7 +790,7 @@ test_config(void)
 	};
 	struct bundle	 b;
 	json_t		*c, *m, *v, *env;
-	char		 err[256], opt[128];
+	char		 err[256], opt[128], ino[64];
 	size_t		 i;
 	int		 good;
 
@@ -852,7 +852,8 @@ test_config(void)
 	ok(good, "/dev/pts without gid=");
 	m = mount_at(c, "/dev/shm");
 	ok(m != NULL && mount_opt(m, "noexec") && mount_opt(m, "mode=1777") &&
-	    mount_opt(m, "size=64m"), "/dev/shm");
+	    mount_opt(m, "size=64m") && mount_opt(m, "nr_inodes=4096"),
+	    "/dev/shm, with an inode count");
 	m = mount_at(c, "/dev/mqueue");
 	ok(m != NULL && strcmp(jstr(m, "type"), "mqueue") == 0, "/dev/mqueue");
 	m = mount_at(c, "/sys");
@@ -860,17 +861,21 @@ test_config(void)
 	    mount_opt(m, "ro") && mount_opt(m, "nosuid") &&
 	    mount_opt(m, "noexec") && mount_opt(m, "nodev"), "/sys read-only");
 	snprintf(opt, sizeof(opt), "size=%llu", (unsigned long long)lim.disk);
+	snprintf(ino, sizeof(ino), "nr_inodes=%llu",
+	    (unsigned long long)(lim.disk / 4096 < 1024 ? 1024 :
+	    lim.disk / 4096));
 	m = mount_at(c, "/tmp");
 	ok(m != NULL && strcmp(jstr(m, "type"), "tmpfs") == 0 &&
 	    mount_opt(m, "mode=1777") && mount_opt(m, opt) &&
+	    mount_opt(m, ino) &&
 	    mount_opt(m, "nosuid") && mount_opt(m, "nodev"),
 	    "/tmp: tmpfs of the disk limit");
 	m = mount_at(c, "/workspace");
 	ok(m != NULL && strcmp(jstr(m, "type"), "tmpfs") == 0 &&
 	    mount_opt(m, "uid=1000") && mount_opt(m, "gid=1000") &&
 	    mount_opt(m, "mode=0755") && mount_opt(m, opt) &&
-	    mount_opt(m, "nosuid") && mount_opt(m, "nodev"),
-	    "/workspace: tmpfs owned by 1000");
+	    mount_opt(m, ino) && mount_opt(m, "nosuid") &&
+	    mount_opt(m, "nodev"), "/workspace: tmpfs owned by 1000");
 	m = mount_at(c, SBX_INIT_PATH);
 	ok(m != NULL && strcmp(jstr(m, "source"), b.init) == 0 &&
 	    mount_opt(m, "bind") && mount_opt(m, "ro") &&
