@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/landlock.h>
 #include <signal.h>
 #include <stdio.h>
@@ -93,6 +94,38 @@ priv_drop_caps(void)
 	capng_get_caps_process();
 	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
 		fatalx("capabilities remain after dropping them");
+}
+
+void
+priv_keep_caps(const int *caps, size_t n)
+{
+	size_t	 i;
+
+	capng_clear(CAPNG_SELECT_ALL);
+	for (i = 0; i < n; i++)
+		if (capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED |
+		    CAPNG_BOUNDING_SET, (unsigned int)caps[i]) != 0)
+			fatalx("cannot keep capability %d", caps[i]);
+	if (capng_apply(CAPNG_SELECT_ALL) != 0)
+		fatalx("cannot drop capabilities");
+	capng_get_caps_process();
+	for (i = 0; i < n; i++)
+		if (!capng_have_capability(CAPNG_EFFECTIVE,
+		    (unsigned int)caps[i]))
+			fatalx("capability %d lost", caps[i]);
+}
+
+void
+priv_join_group(gid_t gid)
+{
+	gid_t	 g[NGROUPS_MAX];
+	int	 n;
+
+	if ((n = getgroups(NGROUPS_MAX - 1, g)) == -1)
+		fatal("getgroups");
+	g[n++] = gid;
+	if (setgroups((size_t)n, g) == -1)
+		fatal("setgroups");
 }
 
 void

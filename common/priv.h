@@ -25,6 +25,12 @@ void	 priv_drop(uid_t, gid_t);
 /* Drop every capability but stay root (for the privileged daemon's
  * helpers).  Fatal on failure. */
 void	 priv_drop_caps(void);
+/* Keep only the capabilities listed, in every set that matters:
+ * effective, permitted and bounding.  Fatal on failure. */
+void	 priv_keep_caps(const int *, size_t);
+/* Add a supplementary group, for a process that keeps its uid but loses
+ * the capabilities that let it past a group-only socket.  Fatal. */
+void	 priv_join_group(gid_t);
 void	 priv_no_new_privs(void);
 
 #define LL_READ		0x01	/* read files, list directories */

@@ -22,7 +22,6 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
-#include <grp.h>
 #include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -281,19 +280,6 @@ static const struct priv_syscall stdio_syscalls[] = {
 };
 
 static void
-mcpd_join_group(gid_t gid)
-{
-	gid_t	 g[NGROUPS_MAX];
-	int	 n;
-
-	if ((n = getgroups(NGROUPS_MAX - 1, g)) == -1)
-		fatal("getgroups");
-	g[n++] = gid;
-	if (setgroups((size_t)n, g) == -1)
-		fatal("setgroups");
-}
-
-static void
 mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 {
 	struct priv_path	 paths[1 + 64];
@@ -309,7 +295,7 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 		 * which auditd's socket would refuse it.
 		 */
 		if (mcpd.privileged) {
-			mcpd_join_group(conf->group_gid);
+			priv_join_group(conf->group_gid);
 			priv_drop_caps();
 		}
 		for (i = 0; t != NULL && i < t->npaths && np < nitems(paths);

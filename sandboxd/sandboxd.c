@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
 #include <event2/event.h>
 #include <sodium.h>
 
@@ -274,6 +276,8 @@ static const struct priv_syscall sandboxd_syscalls[] = {
 	SC(wait4),	/* the helper, at shutdown */
 };
 
+static const int sandboxd_caps[] = { CAP_KILL };
+
 static void
 sandboxd_sandbox(int fd)
 {
@@ -285,6 +289,14 @@ sandboxd_sandbox(int fd)
 
 	if (sock_listen(fd) == -1)
 		fatalx("cannot listen on %s", sbd->conf->sandbox_socket);
+	/*
+	 * Root's files stay ours, but of root's powers only signalling the
+	 * sandboxes' processes, which run under other uids.  The helper,
+	 * forked before this, keeps what runc needs.  Without
+	 * CAP_DAC_OVERRIDE, auditd's socket needs the group.
+	 */
+	priv_join_group(sbd->conf->group_gid);
+	priv_keep_caps(sandboxd_caps, nitems(sandboxd_caps));
 	priv_no_new_privs();
 	paths[np].path = sandboxd.confdir;
 	paths[np++].access = LL_READ;
