@@ -192,6 +192,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "usage: scprobe pid call...\n");
 		return 1;
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	prog = get_filter((pid_t)atoi(argv[1]));
 	for (a = 2; a < argc; a++) {
 		found = 0;
@@ -204,5 +205,7 @@ main(int argc, char *argv[])
 		if (!found)
 			errx(1, "unknown call %s", argv[a]);
 	}
+	free(prog->filter);
+	free(prog);
 	return 0;
 }
