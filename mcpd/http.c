@@ -60,6 +60,7 @@ struct http_conn {
 	size_t			 left;		/* body or chunk bytes left */
 	size_t			 bodycap;	/* a chunked body's room */
 	int			 keepalive;
+	int			 http10;
 	int			 finishing;	/* a reply is on its way */
 	int			 dropping;	/* closing from the loop */
 	char			 peer[64];
@@ -271,9 +272,10 @@ parse_request_line(struct http_conn *c, char *line)
 	for (q = line; *q != '\0'; q++)
 		if (!token_char((unsigned char)*q))
 			return -1;
+	c->http10 = strcmp(sp2 + 1, "HTTP/1.0") == 0;
 	if (strcmp(sp2 + 1, "HTTP/1.1") == 0)
 		c->keepalive = 1;
-	else if (strcmp(sp2 + 1, "HTTP/1.0") == 0)
+	else if (c->http10)
 		c->keepalive = 0;
 	else
 		return -2;
@@ -403,6 +405,9 @@ head_done(struct http_conn *c)
 			conn_error(c, 501, "only chunked transfer coding");
 			return -1;
 		}
+		/* RFC 9112, 6.1: HTTP/1.0 framing with it is suspect. */
+		if (c->http10)
+			c->keepalive = 0;
 		c->state = H_CHUNK_SIZE;
 		conn_timer(c, c->srv->set.body_timeout);
 		return 0;
