@@ -8,7 +8,8 @@
  * Transfer-Encoding, any transfer coding but chunked.  The head and the
  * body each have a deadline, so a client trickling bytes cannot hold a
  * connection; while a reply is open the connection keeps reading, only to
- * notice the client leaving.
+ * notice the client leaving.  A request refused from its head has its body
+ * read and dropped: a stranger cannot make us keep 32 MiB per connection.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -60,6 +61,8 @@ struct http_conn {
 	size_t			 left;		/* body or chunk bytes left */
 	size_t			 bodycap;	/* a chunked body's room */
 	int			 keepalive;
+	int			 http10;
+	int			 discard;	/* answered: drop the body */
 	int			 finishing;	/* a reply is on its way */
 	int			 dropping;	/* closing from the loop */
 	char			 peer[64];
@@ -166,6 +169,19 @@ conn_free(struct http_conn *c)
 	free(c);
 }
 
+/* Close once what is queued has left. */
+static void
+conn_close_queued(struct http_conn *c)
+{
+	c->keepalive = 0;
+	c->state = H_CLOSING;
+	bufferevent_disable(c->bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		conn_free(c);
+	else
+		conn_timer(c, 5);
+}
+
 /* A reply we make ourselves, ending the connection after it. */
 static void
 conn_error(struct http_conn *c, int code, const char *why)
@@ -175,6 +191,11 @@ conn_error(struct http_conn *c, int code, const char *why)
 	int		 n;
 
 	log_debug("http %s: %d %s", c->peer, code, why);
+	if (c->discard) {
+		/* It has its answer; its body was only being dropped. */
+		conn_close_queued(c);
+		return;
+	}
 	n = snprintf(body, sizeof(body), "%d %s: %s\n", code,
 	    http_status_text(code), why);
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: text/plain"
@@ -271,9 +292,10 @@ parse_request_line(struct http_conn *c, char *line)
 	for (q = line; *q != '\0'; q++)
 		if (!token_char((unsigned char)*q))
 			return -1;
+	c->http10 = strcmp(sp2 + 1, "HTTP/1.0") == 0;
 	if (strcmp(sp2 + 1, "HTTP/1.1") == 0)
 		c->keepalive = 1;
-	else if (strcmp(sp2 + 1, "HTTP/1.0") == 0)
+	else if (c->http10)
 		c->keepalive = 0;
 	else
 		return -2;
@@ -369,6 +391,42 @@ http_query(const struct http_req *req, const char *name, char *buf,
 	return NULL;
 }
 
+/* What the handler learns of the connection with a request. */
+static void
+conn_bind(struct http_conn *c)
+{
+	struct http_req	*req = c->req;
+
+	req->conn = c;
+	str_copy(req->peer, c->peer, sizeof(req->peer));
+	req->larg = c->larg;
+	req->has_cred = c->has_cred;
+	req->uid = c->uid;
+}
+
+/*
+ * A body is coming: the handler may refuse the request from its head.
+ * Then the body is read only to be dropped, and the connection ends with
+ * it (the reply says so): nothing of it is kept, nothing after it read,
+ * and it gets no longer than a head would to come.
+ */
+static void
+conn_head_check(struct http_conn *c)
+{
+	int	 keepalive = c->keepalive;
+
+	if (c->srv->set.head == NULL)
+		return;
+	conn_bind(c);
+	c->keepalive = 0;
+	c->srv->set.head(c->req, c->srv->arg);
+	if (c->req->responding) {
+		c->discard = 1;
+		conn_timer(c, c->srv->set.head_timeout);
+	} else
+		c->keepalive = keepalive;
+}
+
 /* The head is whole: decide how the body comes. */
 static int
 head_done(struct http_conn *c)
@@ -403,8 +461,12 @@ head_done(struct http_conn *c)
 			conn_error(c, 501, "only chunked transfer coding");
 			return -1;
 		}
+		/* RFC 9112, 6.1: HTTP/1.0 framing with it is suspect. */
+		if (c->http10)
+			c->keepalive = 0;
 		c->state = H_CHUNK_SIZE;
 		conn_timer(c, c->srv->set.body_timeout);
+		conn_head_check(c);
 		return 0;
 	}
 	if (cl != NULL) {
@@ -418,9 +480,11 @@ head_done(struct http_conn *c)
 		}
 		if (len > 0) {
 			c->left = (size_t)len;
-			req->body = xmalloc(c->left + 1);
 			c->state = H_BODY;
 			conn_timer(c, c->srv->set.body_timeout);
+			conn_head_check(c);
+			if (!c->discard)
+				req->body = xmalloc(c->left + 1);
 			return 0;
 		}
 	}
@@ -432,15 +496,16 @@ conn_dispatch(struct http_conn *c)
 {
 	struct http_req	*req = c->req;
 
+	if (c->discard) {
+		/* Its answer is out or on its way: only the end is left. */
+		conn_close_queued(c);
+		return;
+	}
 	c->state = H_HANDLING;
 	conn_timer(c, 0);
 	if (req->body != NULL)
 		req->body[req->bodylen] = '\0';
-	req->conn = c;
-	str_copy(req->peer, c->peer, sizeof(req->peer));
-	req->larg = c->larg;
-	req->has_cred = c->has_cred;
-	req->uid = c->uid;
+	conn_bind(c);
 	c->srv->handler(req, c->srv->arg);
 }
 
@@ -573,7 +638,7 @@ conn_chunk_size(struct http_conn *c, struct evbuffer *in)
 		c->state = H_TRAILER;
 		return 0;
 	}
-	if (c->req->bodylen + n + 1 > c->bodycap) {
+	if (!c->discard && c->req->bodylen + n + 1 > c->bodycap) {
 		/* Doubling: many small chunks cost no more than one. */
 		c->bodycap = c->bodycap * 2 > c->req->bodylen + n + 1 ?
 		    c->bodycap * 2 : c->req->bodylen + n + 1;
@@ -619,7 +684,11 @@ conn_parse(struct http_conn *c)
 				return;
 			if (n > c->left)
 				n = c->left;
-			evbuffer_remove(in, c->req->body + c->req->bodylen, n);
+			if (c->discard)
+				evbuffer_drain(in, n);
+			else
+				evbuffer_remove(in, c->req->body +
+				    c->req->bodylen, n);
 			c->req->bodylen += n;
 			c->left -= n;
 			if (c->left > 0)
@@ -694,8 +763,8 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 		conn_free(c);
 		return;
 	}
-	if (!c->finishing)
-		return;
+	if (!c->finishing || c->discard)
+		return;		/* discard: once the body is over */
 	c->finishing = 0;
 	req_free(c->req);
 	c->req = NULL;
@@ -714,6 +783,10 @@ conn_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	struct http_conn	*c = arg;
 
+	if ((events & BEV_EVENT_EOF) && c->discard) {
+		conn_close_queued(c);
+		return;
+	}
 	if ((events & BEV_EVENT_EOF) && c->finishing) {
 		/* A reply is on its way out: let it go, then close. */
 		c->keepalive = 0;

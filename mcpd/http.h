@@ -50,6 +50,12 @@ struct http_req {
 };
 
 struct http_settings {
+	/*
+	 * Called with the head of a request that has a body, before a byte
+	 * of it is read: a reply here (a refusal) means the body is read
+	 * and dropped, never kept, and the connection closes after it.
+	 */
+	void		(*head)(struct http_req *, void *);
 	size_t		 max_body;
 	unsigned int	 max_conns;
 	unsigned int	 head_timeout;	/* s to send a whole head */

@@ -1367,12 +1367,10 @@ sse_post(struct http_req *r, const struct mcp_peer *peer)
 
 /* --- Routing --------------------------------------------------------- */
 
-static void
-httpd_handle(struct http_req *r, void *arg)
+/* Host and Origin, the path, the credentials: -1 once answered. */
+static int
+httpd_admit(struct http_req *r, struct mcp_peer *peer)
 {
-	struct mcp_peer	 peer;
-	int		 is_mcp, is_sse, is_msg;
-
 	if (!host_allowed(http_header(r, "host")) ||
 	    !origin_allowed(http_header(r, "origin")) ||
 	    http_header_count(r, "origin") > 1) {
@@ -1382,12 +1380,10 @@ httpd_handle(struct http_req *r, void *arg)
 		    "-");
 		reply_rpc_error(r, 403, -32000, "Forbidden: this Host or "
 		    "Origin is not allowed", NULL);
-		return;
+		return -1;
 	}
-	is_mcp = strcmp(r->path, "/mcp") == 0;
-	is_sse = strcmp(r->path, "/sse") == 0;
-	is_msg = strcmp(r->path, "/messages") == 0;
-	if (!is_mcp && !is_sse && !is_msg) {
+	if (strcmp(r->path, "/mcp") != 0 && strcmp(r->path, "/sse") != 0 &&
+	    strcmp(r->path, "/messages") != 0) {
 		if (strcmp(r->path, "/") == 0 && strcmp(r->method, "GET") ==
 		    0)
 			reply_plain(r, 200, NULL, "mcpd " MCPD_VERSION ": the "
@@ -1396,10 +1392,35 @@ httpd_handle(struct http_req *r, void *arg)
 		else
 			reply_plain(r, 404, NULL, "not found; the MCP "
 			    "endpoint is /mcp\n");
-		return;
+		return -1;
 	}
-	if (authenticate(r, &peer) == -1)
+	return authenticate(r, peer);
+}
+
+/*
+ * The head of a request with a body: only a client that would be served
+ * gets its body read and kept.  Anyone may send a head; a body of up to
+ * 32 MiB on each of hundreds of connections is for tenants alone.
+ */
+static void
+httpd_head(struct http_req *r, void *arg)
+{
+	struct mcp_peer	 peer;
+
+	(void)httpd_admit(r, &peer);
+}
+
+static void
+httpd_handle(struct http_req *r, void *arg)
+{
+	struct mcp_peer	 peer;
+	int		 is_mcp, is_sse, is_msg;
+
+	if (httpd_admit(r, &peer) == -1)
 		return;
+	is_mcp = strcmp(r->path, "/mcp") == 0;
+	is_sse = strcmp(r->path, "/sse") == 0;
+	is_msg = strcmp(r->path, "/messages") == 0;
 	if (is_mcp && strcmp(r->method, "POST") == 0)
 		mcp_post(r, &peer);
 	else if (is_mcp && strcmp(r->method, "GET") == 0)
@@ -1428,6 +1449,7 @@ httpd_start(struct event_base *base, const struct policy *conf,
 	h.conf = conf;
 	TAILQ_INIT(&h.lives);
 	memset(&set, 0, sizeof(set));
+	set.head = httpd_head;
 	set.max_body = mcpd_max_message;
 	set.max_conns = HTTPD_MAX_CONNS;
 	set.head_timeout = 10;

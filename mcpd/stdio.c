@@ -36,6 +36,7 @@ static struct {
 	struct bufferevent	*out;
 	int			 outfd;		/* written directly: a file */
 	struct evbuffer		*pending;	/* read, not yet a line */
+	struct evbuffer		*own;		/* pending, if not in's */
 	size_t			 scanned;	/* of it, known to hold no \n */
 	struct mcp_session	*sess;
 	struct mcp_peer		 peer;
@@ -148,7 +149,8 @@ stdio_message(const char *line, size_t len)
 
 /*
  * Every whole line in the pending buffer.  What was searched once is not
- * searched again, so a long line costs its length, not its square.
+ * searched again, so a long line costs its length, not its square; and
+ * nothing of a line known to be too long is kept, however long it goes on.
  */
 static void
 stdio_lines(void)
@@ -163,7 +165,7 @@ stdio_lines(void)
 		p = evbuffer_search(io.pending, "\n", 1, &start);
 		if (p.pos < 0) {
 			io.scanned = evbuffer_get_length(io.pending);
-			if (io.scanned > mcpd_max_message) {
+			if (io.skipping || io.scanned > mcpd_max_message) {
 				if (!io.skipping)
 					reply_error(NULL, RPC_PARSE_ERROR,
 					    "message too long");
@@ -196,6 +198,22 @@ stdio_lines(void)
 	}
 }
 
+/* At the end of input, a last line without its newline still counts. */
+static void
+stdio_last_line(void)
+{
+	if (evbuffer_get_length(io.pending) == 0 || io.skipping)
+		return;
+	if (io.own == NULL) {
+		/* A bufferevent's input takes nothing added at its end. */
+		io.own = evbuffer_new();
+		evbuffer_add_buffer(io.own, io.pending);
+		io.pending = io.own;
+	}
+	evbuffer_add(io.pending, "\n", 1);
+	stdio_lines();
+}
+
 static void
 stdio_eof(void)
 {
@@ -212,10 +230,14 @@ stdio_eof(void)
 	/* else the write callback ends us once it is all out */
 }
 
+/*
+ * Lines are cut where they were read: moving what each read brought to
+ * another buffer would move its half-empty chains too, and keep twice the
+ * longest line's size.
+ */
 static void
 in_read_cb(struct bufferevent *bev, void *arg)
 {
-	evbuffer_add_buffer(io.pending, bufferevent_get_input(bev));
 	stdio_lines();
 }
 
@@ -225,10 +247,7 @@ in_event_cb(struct bufferevent *bev, short events, void *arg)
 	if (events & BEV_EVENT_ERROR)
 		log_warn("stdin");
 	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
-		/* A last line without its newline still counts. */
-		if (evbuffer_get_length(io.pending) > 0 && !io.skipping)
-			evbuffer_add(io.pending, "\n", 1);
-		stdio_lines();
+		stdio_last_line();
 		stdio_eof();
 	}
 }
@@ -247,9 +266,7 @@ file_cb(evutil_socket_t fd, short events, void *arg)
 	if (n <= 0) {
 		if (n < 0)
 			log_warn("stdin");
-		if (evbuffer_get_length(io.pending) > 0 && !io.skipping)
-			evbuffer_add(io.pending, "\n", 1);
-		stdio_lines();
+		stdio_last_line();
 		stdio_eof();
 		return;
 	}
@@ -320,7 +337,6 @@ stdio_start(struct event_base *base, struct mcp_session *sess,
 	io.peer = sess->peer;
 	io.done = done;
 	io.mout.ops = &stdio_ops;
-	io.pending = evbuffer_new();
 	sess->chan = &io.mout;
 
 	/* The protocol's own stdout; fd 1 then points at stderr. */
@@ -344,6 +360,7 @@ stdio_start(struct event_base *base, struct mcp_session *sess,
 
 	io.infd = STDIN_FILENO;
 	if (!pollable(io.infd)) {
+		io.pending = io.own = evbuffer_new();
 		io.ev_file = event_new(base, -1, 0, file_cb, NULL);
 		stdio_read();
 		return;
@@ -353,6 +370,7 @@ stdio_start(struct event_base *base, struct mcp_session *sess,
 	if ((io.in = bufferevent_socket_new(base, io.infd, 0)) == NULL)
 		fatalx("stdin: bufferevent");
 	bufferevent_setcb(io.in, in_read_cb, NULL, in_event_cb, NULL);
+	io.pending = bufferevent_get_input(io.in);
 	bufferevent_enable(io.in, EV_READ);
 }
 
@@ -367,7 +385,7 @@ stdio_stop(void)
 		bufferevent_free(io.out);
 	if (io.outfd != -1)
 		close(io.outfd);
-	if (io.pending != NULL)
-		evbuffer_free(io.pending);
+	if (io.own != NULL)
+		evbuffer_free(io.own);
 	memset(&io, 0, sizeof(io));
 }
