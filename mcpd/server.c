@@ -472,6 +472,9 @@ mcp_result(struct mcp_req *req, json_t *result)
 	req_send_final(req, msg, 0);
 }
 
+static void	verror(struct mcp_req *, int, int, json_t *, const char *,
+		    va_list) __attribute__((__format__(printf, 5, 0)));
+
 static void
 verror(struct mcp_req *req, int status, int code, json_t *data,
     const char *fmt, va_list ap)
