@@ -45,7 +45,7 @@ run_one() {
 	    -max_total_time="$FUZZ_TIME" -artifact_prefix="$art/" \
 	    "$corpus" $seeds > "$FZ/fuzz-$t.log" 2>&1
 	rc=$?
-	grep -E '^#[0-9]+ +DONE|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
+	grep -E '^#[0-9]+[[:space:]]+DONE|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
 	    "$FZ/fuzz-$t.log" | sed "s/^/  $t: /"
 	if [ "$rc" -ne 0 ] || [ "$(ls "$art" | wc -l)" -ne "$before" ]; then
 		echo "FINDING in $t (exit $rc); the report is in $FZ/fuzz-$t.log:"

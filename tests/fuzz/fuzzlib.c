@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,16 @@
 
 static char	 tmpdir[PATH_MAX];
 
-/* FUZZ_VERBOSE set: the daemons' debug lines too, to see a path taken. */
+/*
+ * As daemon_init() sets every daemon up: a write to a peer gone is EPIPE,
+ * not death.  FUZZ_VERBOSE set: the daemons' debug lines too, to see the
+ * path an input takes.
+ */
 __attribute__((constructor))
 static void
-fuzz_log_init(void)
+fuzz_process_init(void)
 {
+	signal(SIGPIPE, SIG_IGN);
 	log_init(LOG_DEST_STDERR, getenv("FUZZ_VERBOSE") != NULL, "fuzz");
 }
 
