@@ -63,7 +63,8 @@ merge_one() {
 	# The committed corpus comes first: it keeps all it has, and only
 	# what reaches new code is added.
 	# shellcheck disable=SC2046
-	"$FZ/fuzz_$t" $(flags "$t") -merge=1 "tests/fuzz/corpus/$t" \
+	"$FZ/fuzz_$t" $(flags "$t") -merge=1 -use_counters=0 \
+	    "tests/fuzz/corpus/$t" \
 	    "$FZ/corpus/$t" > "$FZ/merge-$t.log" 2>&1 || {
 		echo "merge $t failed; see $FZ/merge-$t.log"
 		return 1
@@ -71,7 +72,7 @@ merge_one() {
 	echo "merge $t: $(grep -E 'MERGE-OUTER: [0-9]+ new files' \
 	    "$FZ/merge-$t.log" | tail -1 | sed 's/.*MERGE-OUTER: //')," \
 	    "$(ls "tests/fuzz/corpus/$t" | wc -l) files," \
-	    "$(du -sk "tests/fuzz/corpus/$t" | cut -f1) KB"
+	    "$(du -sk --apparent-size "tests/fuzz/corpus/$t" | cut -f1) KB"
 }
 
 [ $# -ge 2 ] || usage
