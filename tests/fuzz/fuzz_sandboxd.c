@@ -95,7 +95,7 @@ static int		 connfd[NCLIENTS];
 static int		 conn_up[NCLIENTS];
 static struct peer	 peers[NPEERS];
 static char		 nonce[17];
-static char		 destroys[16][SBX_ID_LEN + 1];	/* to answer */
+static char		 destroys[64][SBX_ID_LEN + 1];	/* to answer */
 static size_t		 ndestroys;
 
 static void
@@ -229,7 +229,6 @@ static void
 peer_exec(struct imsg *m)
 {
 	const char	*s, *end = (const char *)m->data + m->datalen;
-
 	size_t		 n;
 
 	for (s = (const char *)m->data + sizeof(struct init_exec); s < end;
@@ -247,9 +246,8 @@ static void
 peer_read(struct peer *p)
 {
 	struct imsg	 m;
-	ssize_t		 n;
 
-	while (p->open && (n = imsgbuf_read(&p->ib)) > 0)
+	while (p->open && imsgbuf_read(&p->ib) > 0)
 		while (imsg_get(&p->ib, &m) == 1) {
 			if (m.hdr.type == IMSG_INIT_FD)
 				peer_fd(p, &m);
