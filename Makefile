@@ -4,6 +4,9 @@
 #   make run        install missing packages (as root), build, start the suite
 #   make check      install missing packages (as root), build, run every test
 #   make images     build the data and polyglot images (as root) for make run
+#   make fuzz       build the libFuzzer targets with clang and run each for
+#                   FUZZ_TIME seconds (FUZZ_TARGETS: a subset)
+#   make fuzz-merge minimize what the runs found into tests/fuzz/corpus
 #   make install    install under $(DESTDIR)$(PREFIX)
 #   make clean      remove build outputs
 
@@ -73,11 +76,31 @@ UNITS		:= $(wildcard systemd/*.service systemd/*.socket)
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 TOOLS		:= $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRCS))
 
-.PHONY: all deps deps-run deps-check run check bench images install \
-	uninstall clean pkgcheck
+# Fuzz targets: tests/fuzz/fuzz_<name>.c, each with the daemon sources it
+# reaches (their main() left out).  make check replays their corpus and
+# regression inputs through a plain main() (tests/fuzz/replay.c) built
+# like any test; make fuzz builds them with clang and libFuzzer apart,
+# in build-fuzz/.
+FUZZ_ALL	:= imsg sandboxd auditd jsonrpc http config init
+FUZZ_TARGETS	?= $(FUZZ_ALL)
+FUZZ_TIME	?= 60
+FZ		:= build-fuzz
+FUZZ_MCPD	:= $(filter-out mcpd/mcpd.c,$(MCPD_SRCS)) tests/fuzz/mcpdfuzz.c \
+		   auditd/record.c
+FUZZ_SRCS_imsg	:=
+FUZZ_SRCS_sandboxd := $(filter-out sandboxd/sandboxd.c,$(SANDBOXD_SRCS))
+FUZZ_SRCS_auditd := $(filter-out auditd/auditd.c,$(AUDITD_SRCS))
+FUZZ_SRCS_jsonrpc := $(FUZZ_MCPD)
+FUZZ_SRCS_http	:= $(FUZZ_MCPD)
+FUZZ_SRCS_config :=
+FUZZ_SRCS_init	:= sandboxd/init/shword.c sandboxd/init/scfilter.c
+FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
+
+.PHONY: all deps deps-run deps-check deps-fuzz run check bench images \
+	install uninstall clean pkgcheck fuzz fuzz-build fuzz-merge fuzz-seeds
 .DEFAULT_GOAL := all
 
-all: pkgcheck $(PROGS) $(UNIT_TESTS) $(TOOLS)
+all: pkgcheck $(PROGS) $(UNIT_TESTS) $(TOOLS) $(FUZZ_REPLAYS)
 
 pkgcheck:
 ifneq ($(strip $(PKG_MISSING)),)
@@ -92,6 +115,8 @@ deps-run:
 	@sh scripts/deps.sh run
 deps-check:
 	@sh scripts/deps.sh check
+deps-fuzz:
+	@sh scripts/deps.sh fuzz
 
 # The deps step runs in a sub-make first, so that the build that follows
 # sees the libraries it may just have installed.
@@ -184,6 +209,70 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(LIBMCPD)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
 
+# A fuzz target's replay program.
+.PRECIOUS: $(B)/obj/tests/fuzz/%.o $(FZ)/obj/%.o
+.SECONDEXPANSION:
+$(B)/fuzz/%: $(B)/obj/tests/fuzz/fuzz_%.o $(B)/obj/tests/fuzz/replay.o \
+    $(B)/obj/tests/fuzz/fuzzlib.o $$(call obj,$$(FUZZ_SRCS_$$*)) $(LIBMCPD)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
+
+# The binary seeds, made from proto.h's structs: rerun after a change to it.
+$(B)/tests/mkseeds: $(B)/obj/tests/fuzz/mkseeds.o $(LIBMCPD)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
+
+fuzz-seeds: $(B)/tests/mkseeds
+	@mkdir -p tests/fuzz/corpus
+	$(B)/tests/mkseeds tests/fuzz/corpus
+
+# --- make fuzz: libFuzzer, with clang, in a tree of its own ------------
+
+FUZZ_CC		?= clang
+FUZZ_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -fno-omit-frame-pointer
+# clang counts the fields libseccomp's SCMP_A0() leaves out, and reads no
+# /* FALLTHROUGH */ comment; gcc checks both as the code is.
+FUZZ_CFLAGS	= -std=gnu11 -O1 -g $(WARNFLAGS) -Wno-missing-field-initializers \
+		  -Wno-implicit-fallthrough -fPIE $(FUZZ_SAN) \
+		  -fsanitize=fuzzer-no-link $(DEFS) -Icommon -Ipolicy -I$(FZ) \
+		  $(PKG_CFLAGS) $(CFLAGS)
+fzobj		= $(patsubst %.c,$(FZ)/obj/%.o,$(1))
+FUZZ_LIB	:= $(FZ)/libmcpd.a
+FUZZ_BINS	:= $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
+
+$(FZ)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FZ)/parse.c: policy/parse.y
+	@mkdir -p $(FZ)
+	$(BISON) -o $@ $<
+
+$(FZ)/obj/parse.o: $(FZ)/parse.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-missing-prototypes -MMD -MP -c -o $@ $<
+
+$(FUZZ_LIB): $(call fzobj,$(COMMON_SRCS)) $(FZ)/obj/parse.o \
+    $(call fzobj,$(POLICY_SRCS))
+	rm -f $@
+	ar rcs $@ $^
+
+$(FZ)/fuzz_%: $(FZ)/obj/tests/fuzz/fuzz_%.o $(FZ)/obj/tests/fuzz/fuzzlib.o \
+    $$(call fzobj,$$(FUZZ_SRCS_$$*)) $(FUZZ_LIB)
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $(filter %.o,$^) \
+	    $(FUZZ_LIB) $(PKG_LIBS)
+
+fuzz-build: deps-fuzz
+	@$(MAKE) --no-print-directory pkgcheck $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	@FZ=$(FZ) FUZZ_TIME=$(FUZZ_TIME) sh scripts/fuzz.sh run \
+	    $(FUZZ_TARGETS)
+
+fuzz-merge: fuzz-build
+	@FZ=$(FZ) sh scripts/fuzz.sh merge $(FUZZ_TARGETS)
+
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR)/mcpd \
 	    $(DESTDIR)$(SYSCONFDIR)/mcpd $(DESTDIR)$(MANDIR)/man5 \
@@ -218,6 +307,7 @@ uninstall:
 	@echo "left $(DESTDIR)$(SYSCONFDIR)/mcpd and its configuration in place"
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san $(FZ)
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) $(if $(filter fuzz%,$(MAKECMDGOALS)),$(FZ)) \
+    -name '*.d' 2>/dev/null)

@@ -89,72 +89,22 @@ auditd_commit(evutil_socket_t fd, short events, void *arg)
 	}
 }
 
-/*
- * A fixed-size string field: NUL-terminated, and printable ASCII, or only
- * the characters of set.
- */
-static int
-field_ok(const char *s, size_t size, const char *set)
-{
-	size_t	 len, i;
-
-	if ((len = strnlen(s, size)) == size)
-		return 0;
-	if (set != NULL)
-		return strspn(s, set) == len;
-	for (i = 0; i < len; i++)
-		if (s[i] < 0x20 || s[i] > 0x7e)
-			return 0;
-	return 1;
-}
-
 static void
 auditd_record(struct conn *c, struct imsg *imsg)
 {
-	struct audit_record	 ar;
 	struct pending_record	*r;
-	const char		*ev, *oc, *why;
+	char			 why[160];
 
-	if (imsg->datalen < sizeof(ar)) {
-		conn_close(c, "malformed audit record");
+	if ((r = record_decode(imsg->data, imsg->datalen, why,
+	    sizeof(why))) == NULL) {
+		conn_close(c, "%s", why);
 		return;
 	}
-	memcpy(&ar, imsg->data, sizeof(ar));
-	if (ar.bodylen != imsg->datalen - sizeof(ar) ||
-	    ar.bodylen > AUDIT_BODY_MAX ||
-	    (ev = audit_event_name(ar.event)) == NULL ||
-	    (oc = audit_outcome_name(ar.outcome)) == NULL) {
-		conn_close(c, "malformed audit record (event %u, outcome %u, "
-		    "body %u of %zu bytes)", ar.event, ar.outcome, ar.bodylen,
-		    imsg->datalen - sizeof(ar));
-		return;
-	}
-	if (!field_ok(ar.tenant, sizeof(ar.tenant), NULL) ||
-	    !field_ok(ar.sandbox, sizeof(ar.sandbox), "0123456789abcdef") ||
-	    (ar.sandbox[0] != '\0' && strlen(ar.sandbox) != SBX_ID_LEN)) {
-		conn_close(c, "malformed audit record: a tenant of other than "
-		    "printable ASCII, or a sandbox id of other than %d hex "
-		    "digits", SBX_ID_LEN);
-		return;
-	}
-	if ((why = audit_body_check((const char *)imsg->data + sizeof(ar),
-	    ar.bodylen)) != NULL) {
-		conn_close(c, "malformed audit record body: %s", why);
-		return;
-	}
-	r = xcalloc(1, sizeof(*r));
 	r->from = c;
 	r->peerid = imsg->hdr.peerid;
 	str_copy(r->role, proto_role_name(c->role), sizeof(r->role));
 	r->pid = c->cred.pid;
 	r->uid = c->cred.uid;
-	memcpy(r->tenant, ar.tenant, sizeof(r->tenant));
-	memcpy(r->sandbox, ar.sandbox, sizeof(r->sandbox));
-	r->event = ev;
-	r->outcome = oc;
-	r->bodylen = ar.bodylen;
-	r->body = xmalloc(ar.bodylen + 1);
-	memcpy(r->body, (const char *)imsg->data + sizeof(ar), ar.bodylen);
 	TAILQ_INSERT_TAIL(&queue, r, entry);
 	nqueued++;
 	/* After this loop turn: all that arrived meanwhile commits at once. */

@@ -31,6 +31,9 @@ struct pending_record {
 	size_t		 bodylen;
 };
 
+/* record.c: a record from its payload, or NULL with why. */
+struct pending_record *record_decode(const void *, size_t, char *, size_t);
+
 /* store.c */
 int	 store_open(const char *, char *, size_t);
 void	 store_close(void);

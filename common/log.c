@@ -89,6 +89,9 @@ vlog(int pri, const char *fmt, va_list ap)
 	errno = saved;
 }
 
+static void	vlog_errno(int, int, const char *, va_list)
+		    __attribute__((__format__(printf, 3, 0)));
+
 static void
 vlog_errno(int pri, int code, const char *fmt, va_list ap)
 {

@@ -78,9 +78,13 @@ ssize_t
 proto_strings(const void *data, size_t len, size_t n, const char **out,
     int strict)
 {
-	const char	*p = data, *end = p + len, *nul;
+	const char	*p = data, *end, *nul;
 	size_t		 i;
 
+	/* An empty payload is NULL: no arithmetic on it. */
+	if (len == 0)
+		return n == 0 ? 0 : -1;
+	end = p + len;
 	for (i = 0; i < n; i++) {
 		if (p >= end || (nul = memchr(p, '\0', (size_t)(end - p))) ==
 		    NULL)

@@ -17,6 +17,9 @@
 #include "args.h"
 #include "util.h"
 
+static int	fail(struct args *, const char *, ...)
+		    __attribute__((__format__(printf, 2, 3)));
+
 static int
 fail(struct args *a, const char *fmt, ...)
 {

@@ -279,6 +279,9 @@ origin_allowed(const char *origin)
 
 /* --- Credentials ------------------------------------------------------- */
 
+static void	principal_of(uint8_t [32], const char *, ...)
+		    __attribute__((__format__(printf, 2, 3)));
+
 static void
 principal_of(uint8_t out[32], const char *fmt, ...)
 {

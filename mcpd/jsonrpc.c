@@ -8,6 +8,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
+#include "mcpd.h"
 #include "util.h"
 
 /* Depth of arrays and objects, strings skipped; -1 past max. */
@@ -128,12 +129,18 @@ rpc_result(json_t *id, json_t *result)
 	    "result", result);
 }
 
+/*
+ * A message may quote what a client sent, and be cut short anywhere: bad
+ * bytes become U+FFFD, where jansson would refuse the string and leave
+ * no message to send at all.
+ */
 json_t *
 rpc_error(json_t *id, int code, const char *message, json_t *data)
 {
 	json_t	*err;
 
-	err = json_pack("{s:i, s:s}", "code", code, "message", message);
+	err = json_pack("{s:i, s:o}", "code", code, "message",
+	    utf8_json((const uint8_t *)message, strlen(message)));
 	if (data != NULL)
 		json_object_set_new(err, "data", data);
 	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",

@@ -472,6 +472,9 @@ mcp_result(struct mcp_req *req, json_t *result)
 	req_send_final(req, msg, 0);
 }
 
+static void	verror(struct mcp_req *, int, int, json_t *, const char *,
+		    va_list) __attribute__((__format__(printf, 5, 0)));
+
 static void
 verror(struct mcp_req *req, int status, int code, json_t *data,
     const char *fmt, va_list ap)
@@ -518,8 +521,9 @@ mcp_tool_error(struct mcp_req *req, const char *fmt, ...)
 	if (vasprintf(&s, fmt, ap) == -1)
 		fatalx("out of memory");
 	va_end(ap);
-	res = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
-	    "text", s, "isError", 1);
+	/* Its words may quote the client, cut anywhere: see rpc_error(). */
+	res = json_pack("{s:[{s:s, s:o}], s:b}", "content", "type", "text",
+	    "text", utf8_json((const uint8_t *)s, strlen(s)), "isError", 1);
 	free(s);
 	mcp_result(req, res);
 }

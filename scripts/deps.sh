@@ -3,7 +3,7 @@
 # As root the missing ones are installed with apt-get; anyone else is told
 # exactly what to install.
 #
-#	sh scripts/deps.sh build|run|check
+#	sh scripts/deps.sh build|run|check|fuzz
 set -eu
 
 build="gcc make pkg-config bison libevent-dev libjansson-dev libsqlite3-dev
@@ -23,12 +23,15 @@ umoci"
 langs="g++ golang-go rustc default-jdk-headless ruby php-cli perl
 node-typescript python3-matplotlib python3-pip"
 check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm $langs"
+# make fuzz alone: clang, and libFuzzer from compiler-rt.
+fuzz="$build clang libclang-rt-dev"
 
 case "${1:-build}" in
 build)	want=$build ;;
 run)	want=$run ;;
 check)	want=$check ;;
-*)	echo "usage: $0 build|run|check" >&2; exit 2 ;;
+fuzz)	want=$fuzz ;;
+*)	echo "usage: $0 build|run|check|fuzz" >&2; exit 2 ;;
 esac
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -50,7 +50,8 @@ for t in "$B"/tests/test_*; do
 	[ -x "$t" ] || continue
 	run_one "$(basename "$t")" "$t"
 done
-for t in tests/docs/*.sh tests/integration/*.sh tests/security/*.sh; do
+for t in tests/docs/*.sh tests/fuzz/*.sh tests/integration/*.sh \
+    tests/security/*.sh; do
 	[ -f "$t" ] || continue
 	run_one "$(basename "$t" .sh)" bash "$t"
 done
