@@ -803,7 +803,11 @@ run_flush(struct run *r)
 	free(s);
 	r->dropped = 0;
 	r->last_flush = mono_ms();
-	mcp_progress(r->req, (double)r->produced, 0, msg);
+	/* The buffer may have cut a character: once more, or JSON refuses
+	 * the message and it is lost. */
+	j = utf8_json((uint8_t *)msg, strlen(msg));
+	mcp_progress(r->req, (double)r->produced, 0, json_string_value(j));
+	json_decref(j);
 }
 
 static void

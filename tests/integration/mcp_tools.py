@@ -182,6 +182,19 @@ r = c.call("completion/complete", {
 ok("box" in result(r).get("completion", {}).get("values", []),
    "completion offers sandbox names", r)
 
+# --- progress: output that is not UTF-8 --------------------------------
+# Each byte of it becomes U+FFFD, three bytes: a chunk of it outgrew the
+# message buffer, was cut mid-character, and the notification was lost.
+c.notes.clear()
+r = c.tool("run_code", {"language": "python", "code":
+                        "import sys\nsys.stdout.buffer.write(b'\\xff' * 6000)"
+                        "\nsys.stdout.flush()"},
+           meta={"progressToken": "ff"})
+note = c.wait_note(lambda m: m.get("method") == "notifications/progress" and
+                   m["params"].get("progressToken") == "ff", 5)
+ok(note is not None and "\ufffd" in note["params"].get("message", ""),
+   "progress for output that is not UTF-8 arrives, as U+FFFD", note or r)
+
 # --- logging -----------------------------------------------------------
 c.call("logging/setLevel", {"level": "debug"})
 c.tool("run_code", {"language": "sh", "code": "exit 0"})
