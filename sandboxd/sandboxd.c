@@ -360,6 +360,8 @@ sandboxd_fork_priv(void)
 		priv_main(sandboxd.conf, sv[1], sandboxd.debug);
 	}
 	close(sv[1]);
+	if (fd_set_nonblock(sv[0]) == -1)
+		fatal("the helper's channel");
 	return sv[0];
 }
 

@@ -14,6 +14,7 @@ Each check names the outcome it saw.
 import os
 import re
 import shlex
+import signal
 import sys
 import threading
 import time
@@ -402,6 +403,50 @@ r = lab("echo after the race")
 ok(sc(r)["results"][0].get("stdout") == "after the race\n",
    "the sandbox works after two sessions raced on it", r)
 c2.close()
+
+# --- a stalled container does not stall sandboxd ---------------------------
+# The host stops the sandbox's PID 1 while a large write is on its way to
+# it: sandboxd must go on serving everyone else meanwhile.
+
+
+def init_pid(sid):
+    for d in os.listdir("/proc"):
+        try:
+            if (open(f"/proc/{d}/comm").read().strip() == "sandbox-init" and
+                    sid in open(f"/proc/{d}/cgroup").read()):
+                return int(d)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+ipid = init_pid(LAB)
+ok(ipid is not None, f"the sandbox's PID 1 is found on the host ({ipid})")
+c3 = Stdio(MCPD, f"{T}/stdio3.log")
+c3.initialize()
+os.kill(ipid, signal.SIGSTOP)
+big = {}
+
+
+def big_write():
+    big["r"] = c3.tool("sandbox_write_file", {
+        "sandbox": LAB, "path": "big.txt", "content": "x" * (6 << 20)}, 120)
+
+
+th = threading.Thread(target=big_write)
+th.start()
+time.sleep(1)
+t0 = time.time()
+r = bob.tool("run_code", {"language": "sh", "code": "echo unhindered"}, 30)
+secs = time.time() - t0
+ok(sc(r).get("stdout") == "unhindered\n" and secs < 10,
+   f"with a sandbox's PID 1 stopped mid-write, another tenant's run "
+   f"goes on ({secs:.1f} s)", r)
+os.kill(ipid, signal.SIGCONT)
+th.join()
+ok(sc(big.get("r", {})).get("bytes") == 6 << 20,
+   "and the write completes once PID 1 runs again", big.get("r"))
+c3.close()
 
 # --- the other tenant ----------------------------------------------------------
 r = bob.tool("sandbox_exec", {"sandbox": LAB, "command": "id"})
