@@ -6,6 +6,8 @@
 #ifndef MCPD_FUZZ_H
 #define MCPD_FUZZ_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +22,9 @@ char		*fuzz_path(const char *);
 void		 fuzz_write(const char *, const void *, size_t);
 /* The policy of this text, loaded as the daemons load theirs. */
 struct policy	*fuzz_policy(const char *);
+
+/* One sendmsg() of len bytes, with nfds (0 to 3) copies of passfd. */
+ssize_t		 fuzz_send(int, const uint8_t *, size_t, int, int, int);
 
 /* A cursor over the input, for targets that take it in pieces. */
 struct fuzz_in {

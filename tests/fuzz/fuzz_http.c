@@ -63,19 +63,25 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* A listening socket in the abstract namespace: no file is made. */
+/* The abstract address of listener n: no file is made. */
+static socklen_t
+listen_addr(struct sockaddr_un *sun, int n)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	    (size_t)snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1,
+	    "mcpd-fuzz-http.%d.%u.%d", (int)getpid(), nlisten, n));
+}
+
+/* A listening socket in the abstract namespace. */
 static int
 listen_on(struct httpd_socket *hs, int n)
 {
 	struct sockaddr_un	 sun;
-	socklen_t		 len;
+	socklen_t		 len = listen_addr(&sun, n);
 	int			 fd;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-	    (size_t)snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1,
-	    "mcpd-fuzz-http.%d.%u.%d", (int)getpid(), nlisten, n));
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1 || bind(fd, (struct sockaddr *)&sun, len) == -1 ||
 	    listen(fd, 8) == -1)
@@ -92,14 +98,9 @@ static int
 connect_to(int n)
 {
 	struct sockaddr_un	 sun;
-	socklen_t		 len;
+	socklen_t		 len = listen_addr(&sun, n);
 	int			 fd;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-	    (size_t)snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1,
-	    "mcpd-fuzz-http.%d.%u.%d", (int)getpid(), nlisten, n));
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1 || connect(fd, (struct sockaddr *)&sun, len) == -1)
 		fatal("connect");

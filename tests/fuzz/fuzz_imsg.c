@@ -52,34 +52,6 @@ pair(int sv[2])
 		fatal("socketpair");
 }
 
-/* One chunk as one sendmsg(), with nfds copies of /dev/null. */
-static ssize_t
-send_chunk(int fd, const uint8_t *p, size_t len, int nfds)
-{
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(3 * sizeof(int))];
-	}		 cm;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	int		 fds[3] = { devnull, devnull, devnull };
-
-	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = (void *)(uintptr_t)p;
-	iov.iov_len = len;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (nfds > 0) {
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-		cm.hdr.cmsg_level = SOL_SOCKET;
-		cm.hdr.cmsg_type = SCM_RIGHTS;
-		cm.hdr.cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-		memcpy(CMSG_DATA(&cm.hdr), fds, (size_t)nfds * sizeof(int));
-	}
-	return sendmsg(fd, &msg, MSG_NOSIGNAL);
-}
-
 /* The checks a receiver makes of a payload before using it. */
 static void
 check_payload(const struct imsg *m)
@@ -232,8 +204,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ctl = fuzz_u8(&in);
 		p = fuzz_bytes(&in, fuzz_u16(&in), &len);
 		for (off = 0; off < len && !broken; off += (size_t)n) {
-			n = send_chunk(sv[0], p + off, len - off,
-			    off == 0 ? ctl & CTL_NFDS : 0);
+			n = fuzz_send(sv[0], p + off, len - off, devnull,
+			    off == 0 ? ctl & CTL_NFDS : 0, 0);
 			if (n == -1 && errno != EAGAIN)
 				fatal("sendmsg");
 			if (n == -1) {

@@ -130,35 +130,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* One chunk as one sendmsg(), with nfds copies of /dev/null. */
-static void
-send_chunk(int fd, const uint8_t *p, size_t len, int nfds)
-{
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(3 * sizeof(int))];
-	}		 cm;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	int		 fds[3] = { devnull, devnull, devnull };
-
-	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = (void *)(uintptr_t)p;
-	iov.iov_len = len;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (nfds > 0) {
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-		cm.hdr.cmsg_level = SOL_SOCKET;
-		cm.hdr.cmsg_type = SCM_RIGHTS;
-		cm.hdr.cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-		memcpy(CMSG_DATA(&cm.hdr), fds, (size_t)nfds * sizeof(int));
-	}
-	/* What does not fit is lost: init has stopped reading. */
-	(void)sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-}
-
 /* One turn of init_loop(): answers out, requests in. */
 static void
 init_turn(int peer)
@@ -241,8 +212,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (in.left > 0) {
 			ctl = fuzz_u8(&in);
 			p = fuzz_bytes(&in, fuzz_u16(&in), &len);
+			/* What does not fit is lost: init stopped reading. */
 			if (len > 0)
-				send_chunk(sv[0], p, len, ctl & 3);
+				(void)fuzz_send(sv[0], p, len, devnull, ctl & 3,
+				    MSG_DONTWAIT);
 			init_turn(sv[0]);
 		}
 		/* sandboxd is done with it. */

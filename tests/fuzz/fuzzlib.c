@@ -2,6 +2,7 @@
  * Helpers for the fuzz targets: see fuzz.h.
  */
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #include <fcntl.h>
 #include <limits.h>
@@ -123,4 +124,34 @@ fuzz_bytes(struct fuzz_in *in, size_t n, size_t *len)
 	in->left -= n;
 	*len = n;
 	return p;
+}
+
+ssize_t
+fuzz_send(int fd, const uint8_t *p, size_t len, int passfd, int nfds,
+    int flags)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(3 * sizeof(int))];
+	}		 cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	int		 fds[3] = { passfd, passfd, passfd };
+
+	if (nfds < 0 || nfds > 3)
+		nfds = 0;
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = (void *)(uintptr_t)p;
+	iov.iov_len = len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (nfds > 0) {
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+		cm.hdr.cmsg_level = SOL_SOCKET;
+		cm.hdr.cmsg_type = SCM_RIGHTS;
+		cm.hdr.cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(&cm.hdr), fds, (size_t)nfds * sizeof(int));
+	}
+	return sendmsg(fd, &msg, MSG_NOSIGNAL | flags);
 }
