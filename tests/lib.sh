@@ -141,6 +141,14 @@ start() {	# start NAME
 	return 0
 }
 
+# sandboxd ready and connected to auditd: where audit is required it runs
+# nothing before then, and the two start side by side.
+wait_sandboxd() {
+	check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+	check "sandboxd is connected to auditd" \
+	    wait_log "$T/sandboxd.log" "connected to auditd ("
+}
+
 stop() {	# stop NAME: SIGTERM, wait, return its exit status
 	local p=${PID[$1]} rc
 	kill -TERM "$p" 2>/dev/null

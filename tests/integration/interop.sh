@@ -206,7 +206,7 @@ t0=$(now)
 conf_body > "$CONF"	# for auditd and sandboxd; serve adds mcpd's listen
 start auditd
 start sandboxd
-check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+wait_sandboxd
 check "mcpd listens on 127.0.0.1 (bearer tokens)" serve mcpd mcpd "$CONF" ""
 P1=$PORT
 check "mcpd-conformance listens on 127.0.0.1 as tenant alice" \

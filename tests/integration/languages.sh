@@ -55,7 +55,7 @@ trap cleanup EXIT
 
 start auditd
 start sandboxd
-check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+wait_sandboxd
 
 B=$B CONF=$CONF T=$T \
     /usr/bin/python3 "$TOP/tests/integration/languages.py" > "$T/tap" 2>&1

@@ -49,7 +49,7 @@ trap cleanup EXIT
 
 start auditd
 start sandboxd
-check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+wait_sandboxd
 
 B=$B CONF=$CONF T=$T LOCAL=$LOCAL RO=$RO \
     /usr/bin/python3 "$TOP/tests/integration/mcp_tools.py" > "$T/tap" 2>&1

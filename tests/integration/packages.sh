@@ -56,7 +56,7 @@ check "the package index is up" \
 
 start auditd
 start sandboxd
-check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+wait_sandboxd
 
 B=$B CONF=$CONF T=$T INDEX="http://$HOSTIP:8090" \
     /usr/bin/python3 "$TOP/tests/integration/packages.py" > "$T/tap" 2>&1

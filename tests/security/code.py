@@ -30,7 +30,8 @@ MCPD = [f"{B}/mcpd", "--stdio", "-v", "-f", CONF]
 
 c = Stdio(MCPD, f"{T}/stdio.log")
 c.initialize()
-bob = Stdio(MCPD, f"{T}/bob.log", user=int(E["BOB"]), group=int(E["GID"]))
+bob = Stdio([f"{T}/mcpd"] + MCPD[1:], f"{T}/bob.log", user=int(E["BOB"]),
+            group=int(E["GID"]))
 bob.initialize()
 
 

@@ -77,6 +77,10 @@ with open(log, "w") as f:
 PY
 LISTENERS=$!
 
+# The other tenant's mcpd runs as its uid, which may not reach a build
+# directory under a private one (a CI clone in a mktemp -d, say).
+install -m 0755 "$B/mcpd" "$T/mcpd"
+
 cleanup() {
 	kill "$SENTINEL" "$LISTENERS" 2>/dev/null
 	pkill -f "sleep mcpd-sec-$$" 2>/dev/null
@@ -95,7 +99,7 @@ NPROC_BEFORE=$(ps -e --no-headers | wc -l)
 
 start auditd
 start sandboxd
-check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+wait_sandboxd
 check "the host listeners are up" wait_log "$T/listeners" listening
 PIDS_BEFORE="${PID[auditd]} ${PID[sandboxd]}"
 
