@@ -359,7 +359,7 @@ a_clock_settime(void)
 	struct timespec	 ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 86400 * 365;
+	ts.tv_sec += 86400L * 365;
 	outcome(clock_settime(CLOCK_REALTIME, &ts));
 }
 
@@ -369,7 +369,7 @@ a_settimeofday(void)
 	struct timeval	 tv;
 
 	gettimeofday(&tv, NULL);
-	tv.tv_sec -= 86400 * 365;
+	tv.tv_sec -= 86400L * 365;
 	outcome(settimeofday(&tv, NULL));
 }
 
