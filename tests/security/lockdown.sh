@@ -47,6 +47,17 @@ for u in mcpd mcp-auditd mcp-sandboxd; do
 	sed 's|@SBINDIR@|/usr/sbin|g' "$TOP/systemd/$u.service" > "$T/units/$u.service"
 done
 cp "$TOP/systemd/mcpd.socket" "$T/units/"
+# systemd-analyze verify only warns on a bad line: any output is a fault.
+mkdir -p "$T/verify"
+for u in mcpd mcp-auditd mcp-sandboxd; do
+	sed "s|@SBINDIR@|$B|g" "$TOP/systemd/$u.service" > "$T/verify/$u.service"
+done
+cp "$TOP/systemd/mcpd.socket" "$T/verify/"
+out=$(cd "$T/verify" && systemd-analyze verify --man=no ./mcpd.service \
+    ./mcp-auditd.service ./mcp-sandboxd.service ./mcpd.socket 2>&1)
+check "systemd-analyze verify accepts the units, every line of them" \
+    test -z "$out"
+[ -n "$out" ] && diag "$out"
 exposure() {	# exposure UNIT: the overall score, e.g. 1.4
 	(cd "$T/units" && systemd-analyze security --offline=true "$1.service" 2>&1) |
 	    sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p'
