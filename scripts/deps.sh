@@ -19,10 +19,13 @@ umoci"
 # tests/node_modules.  tests/integration/languages.sh runs every language
 # of the built-in table on the host image, so its compilers and runtimes
 # are here too, with matplotlib for a plot that comes back as a picture; a
-# server needs only those it offers.
+# server needs only those it offers.  tests/security/lockdown.sh scores
+# and checks the units with systemd-analyze (systemd), whether or not
+# systemd runs the machine.
 langs="g++ golang-go rustc default-jdk-headless ruby php-cli perl
 node-typescript python3-matplotlib python3-pip"
-check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm $langs"
+check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm systemd
+$langs"
 # make fuzz alone: clang, and libFuzzer from compiler-rt.
 fuzz="$build clang libclang-rt-dev"
 
