@@ -141,6 +141,11 @@ start() {	# start NAME
 	return 0
 }
 
+# A TCP port free on 127.0.0.1 a moment ago.
+free_port() {
+	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # sandboxd ready and connected to auditd: where audit is required it runs
 # nothing before then, and the two start side by side.
 wait_sandboxd() {

@@ -257,8 +257,7 @@ fi
 
 # --- the suite ---------------------------------------------------------------
 
-PORT=$("$PY" -c 'import socket; s = socket.socket()
-s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 TOKEN=bench-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 cat > "$CONF" <<EOF
 user "64101"

@@ -11,9 +11,6 @@ T=$(mktemp -d /tmp/mcpd-activation.XXXXXX)
 chmod 0755 "$T"
 CONF=$T/mcpd.conf
 RUN=$T/run
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 P1=$(free_port)		# passed, configured with a tenant
 P2=$(free_port)		# passed, not configured: tokens
 P3=$(free_port)		# configured, not passed: never bound
@@ -75,10 +72,5 @@ check "a listen statement for a socket not given binds nothing" \
     test "$(curl -s -m 2 -o /dev/null -w '%{http_code}' \
     "http://127.0.0.1:$P3/mcp")" = 000
 check "mcpd stops cleanly" stop mcpd
-check "sandboxd stops cleanly" stop sandboxd
-check "auditd stops cleanly" stop auditd
-for f in "$T"/*.log; do
-	check "no sanitizer report in $(basename "$f")" \
-	    test -z "$(grep -E 'ERROR: AddressSanitizer|LeakSanitizer' "$f")"
-done
+suite_end
 done_testing

@@ -20,7 +20,7 @@ ADIR=$AFS/audit
 DB=$ADIR/audit.db
 CTL=$B/mcpctl
 TA=alice-token-$$
-PORT=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 URL=http://127.0.0.1:$PORT
 
 mkdir -p "$AFS"

@@ -19,7 +19,7 @@ chmod 0755 "$T"
 CONF=$T/mcpd.conf
 RUN=$T/run
 J="python3 $TOP/tests/tools/mcpwire.py"
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 TA=alice-token-$$
 TB=bob-token-$$
 A_AUTH="Authorization: Bearer $TA"

@@ -53,7 +53,7 @@ chmod 0644 "$SECRET" "$VICTIM"
 sleep 3600 &
 SENTINEL=$!
 ABSTRACT=mcpd-sec-$$
-PORT=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 /usr/bin/python3 - "$ABSTRACT" "$PORT" "$T/listeners" <<'PY' &
 import socket, sys, select
 name, port, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]

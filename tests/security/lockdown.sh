@@ -16,7 +16,7 @@ chmod 0755 "$T"
 CONF=$T/mcpd.conf
 RUN=$T/run
 PROBE=$B/tests/scprobe
-PORT=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 
 cat > "$CONF" <<EOF
 user "$MU"
@@ -42,18 +42,15 @@ cleanup() {
 trap cleanup EXIT
 
 # --- the units, as systemd-analyze scores them ------------------------------
+# Rendered as installed, but naming the binaries built here, which verify
+# wants to find.
 mkdir -p "$T/units"
 for u in mcpd mcp-auditd mcp-sandboxd; do
-	sed 's|@SBINDIR@|/usr/sbin|g' "$TOP/systemd/$u.service" > "$T/units/$u.service"
+	sed "s|@SBINDIR@|$B|g" "$TOP/systemd/$u.service" > "$T/units/$u.service"
 done
 cp "$TOP/systemd/mcpd.socket" "$T/units/"
 # systemd-analyze verify only warns on a bad line: any output is a fault.
-mkdir -p "$T/verify"
-for u in mcpd mcp-auditd mcp-sandboxd; do
-	sed "s|@SBINDIR@|$B|g" "$TOP/systemd/$u.service" > "$T/verify/$u.service"
-done
-cp "$TOP/systemd/mcpd.socket" "$T/verify/"
-out=$(cd "$T/verify" && systemd-analyze verify --man=no ./mcpd.service \
+out=$(cd "$T/units" && systemd-analyze verify --man=no ./mcpd.service \
     ./mcp-auditd.service ./mcp-sandboxd.service ./mcpd.socket 2>&1)
 check "systemd-analyze verify accepts the units, every line of them" \
     test -z "$out"

@@ -27,6 +27,11 @@ import threading
 import time
 import traceback
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..",
+                                "integration"))
+import mcpclient  # noqa: E402
+from mcpclient import ok, diag, done  # noqa: E402
+
 B, CONF, T = os.environ["B"], os.environ["CONF"], os.environ["T"]
 PORT = int(os.environ["PORT"])
 TA, TB = os.environ["TA"], os.environ["TB"]
@@ -37,28 +42,6 @@ RUNID = "%08x" % random.getrandbits(32)
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {}}
-
-_n = 0
-_failed = 0
-
-
-def ok(cond, desc, detail=None):
-    global _n, _failed
-    _n += 1
-    if cond:
-        print("ok %d - %s" % (_n, desc), flush=True)
-    else:
-        _failed += 1
-        print("not ok %d - %s" % (_n, desc), flush=True)
-        if detail is not None:
-            for line in str(detail)[:1500].splitlines():
-                print("#   %s" % line, flush=True)
-    return bool(cond)
-
-
-def diag(msg):
-    for line in str(msg).splitlines():
-        print("# %s" % line, flush=True)
 
 
 def status_kb(pid, field):
@@ -1053,13 +1036,12 @@ def http_crowds():
 # --- stdio -------------------------------------------------------------
 
 
-class Stdio:
+class Stdio(mcpclient.Stdio):
+    """mcpd --stdio, written raw bytes and read a line at a time."""
+
     def __init__(self, name):
-        self.err = open("%s/stdio-%s.err" % (T, name), "wb")
-        self.p = subprocess.Popen([B + "/mcpd", "--stdio", "-f", CONF],
-                                  stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=self.err)
-        self.buf = b""
+        super().__init__([B + "/mcpd", "--stdio", "-f", CONF],
+                         "%s/stdio-%s.err" % (T, name))
 
     def write(self, data):
         self.p.stdin.write(data)
@@ -1084,19 +1066,6 @@ class Stdio:
         self.write(jbody(init_msg(version)) + b"\n" + jbody(
             {"jsonrpc": "2.0", "method": "notifications/initialized"}) + b"\n")
         return self.line()
-
-    def close(self, timeout=10):
-        try:
-            self.p.stdin.close()
-        except OSError:
-            pass
-        try:
-            rc = self.p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = "killed"
-        self.err.close()
-        return rc
 
 
 PING_AFTER = b'{"jsonrpc":"2.0","id":"after","method":"ping"}\n'
@@ -1254,8 +1223,7 @@ def main():
     ok(rss - base_rss < 96 * 1024,
        "mcpd's memory after it all: %d KiB, %d KiB more than before" %
        (rss, rss - base_rss))
-    print("1..%d" % _n, flush=True)
-    sys.exit(1 if _failed else 0)
+    done()
 
 
 if __name__ == "__main__":

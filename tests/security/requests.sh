@@ -18,7 +18,7 @@ chmod 0755 "$T"
 CONF=$T/mcpd.conf
 RUN=$T/run
 PY=/usr/bin/python3
-PORT=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 TA=alice-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 TB=bob-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
