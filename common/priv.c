@@ -88,10 +88,7 @@ priv_drop(uid_t uid, gid_t gid)
 void
 priv_drop_caps(void)
 {
-	capng_clear(CAPNG_SELECT_ALL);
-	if (capng_apply(CAPNG_SELECT_ALL) != 0)
-		fatalx("cannot drop capabilities");
-	capng_get_caps_process();
+	priv_keep_caps(NULL, 0);
 	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
 		fatalx("capabilities remain after dropping them");
 }

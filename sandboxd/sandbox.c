@@ -175,15 +175,15 @@ sandbox_start(struct sandbox *sb)
 	struct image		*im;
 	int			 sv[2];
 
-	/*
-	 * Our end never blocks: a container whose PID 1 stops reading
-	 * must not stall the loop every other sandbox is served from.
-	 */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("sandbox %s: socketpair", sb->id);
 		sandbox_run_waiters(sb, "cannot start a container now");
 		return;
 	}
+	/*
+	 * Our end never blocks: a container whose PID 1 stops reading
+	 * must not stall the loop every other sandbox is served from.
+	 */
 	if (fd_set_nonblock(sv[0]) == -1)
 		fatal("sandbox %s: its channel", sb->id);
 	im = policy_image(sbd->conf, sb->image);
