@@ -217,6 +217,12 @@ int		 mcp_input(const struct mcp_input *, json_t *);
 int		 mcp_input_batch(const struct mcp_input *, json_t *);
 /* The error for a batch where none is allowed; a new reference. */
 json_t		*mcp_batch_refused(void);
+/*
+ * One line of a line-based transport (stdio): what is not JSON answered
+ * with its error, a batch where the session's version takes none refused,
+ * anything else to mcp_input() or mcp_input_batch().
+ */
+void		 mcp_input_line(const struct mcp_input *, const char *, size_t);
 
 /* Close the request's connection if its stream can be resumed. */
 void		 mcp_interrupt(struct mcp_req *);

@@ -1252,6 +1252,30 @@ mcp_batch_refused(void)
 	    "protocol version", NULL);
 }
 
+void
+mcp_input_line(const struct mcp_input *in, const char *line, size_t len)
+{
+	json_t		*msg, *err = NULL;
+	const char	*why;
+	int		 code;
+
+	if ((msg = rpc_parse(line, len, &code, &why)) == NULL)
+		err = rpc_error(NULL, code, why, NULL);
+	else if (!json_is_array(msg))
+		mcp_input(in, msg);
+	/* Batches exist in 2025-03-26 (and 2024-11-05 leniently). */
+	else if (in->sess->state != SESS_NEW &&
+	    in->sess->version <= MCP_V20250326)
+		mcp_input_batch(in, msg);
+	else
+		err = mcp_batch_refused();
+	if (err != NULL) {
+		in->out->ops->send(in->out, NULL, err, 1, 0);
+		json_decref(err);
+	}
+	json_decref(msg);
+}
+
 int
 mcp_input_batch(const struct mcp_input *in, json_t *arr)
 {

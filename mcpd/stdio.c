@@ -118,33 +118,13 @@ static void
 stdio_message(const char *line, size_t len)
 {
 	struct mcp_input	 in;
-	json_t			*msg;
-	const char		*why;
-	int			 code;
 
-	if ((msg = rpc_parse(line, len, &code, &why)) == NULL) {
-		reply_error(NULL, code, why);
-		return;
-	}
 	memset(&in, 0, sizeof(in));
 	in.transport = MCP_T_STDIO;
 	in.sess = io.sess;
 	in.peer = &io.peer;
 	in.out = &io.mout;
-	if (json_is_array(msg)) {
-		/* Batches exist in 2025-03-26 (and 2024-11-05 leniently). */
-		if (io.sess->state != SESS_NEW &&
-		    io.sess->version <= MCP_V20250326)
-			mcp_input_batch(&in, msg);
-		else {
-			json_t *err = mcp_batch_refused();
-
-			out_send(&io.mout, NULL, err, 1, 0);
-			json_decref(err);
-		}
-	} else
-		mcp_input(&in, msg);
-	json_decref(msg);
+	mcp_input_line(&in, line, len);
 }
 
 /*

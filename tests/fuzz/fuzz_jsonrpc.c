@@ -55,44 +55,18 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void
-reply_error(json_t *id, int code, const char *why)
-{
-	json_t	*msg = rpc_error(id, code, why, NULL);
-
-	out_send(&out, NULL, msg, 1, 0);
-	json_decref(msg);
-}
-
-/* A line, as stdio.c's stdio_message() takes it. */
+/* A line, as stdio.c's stdio_message() hands it over. */
 static void
 message(const char *line, size_t len)
 {
 	struct mcp_input	 in;
-	json_t			*msg, *err;
-	const char		*why;
-	int			 code;
 
-	if ((msg = rpc_parse(line, len, &code, &why)) == NULL) {
-		reply_error(NULL, code, why);
-		return;
-	}
 	memset(&in, 0, sizeof(in));
 	in.transport = MCP_T_STDIO;
 	in.sess = sess;
 	in.peer = &peer;
 	in.out = &out;
-	if (json_is_array(msg)) {
-		if (sess->state != SESS_NEW && sess->version <= MCP_V20250326)
-			mcp_input_batch(&in, msg);
-		else {
-			err = mcp_batch_refused();
-			out_send(&out, NULL, err, 1, 0);
-			json_decref(err);
-		}
-	} else
-		mcp_input(&in, msg);
-	json_decref(msg);
+	mcp_input_line(&in, line, len);
 }
 
 int
