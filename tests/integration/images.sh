@@ -60,10 +60,7 @@ audit {
 CONF
 	CONF=$conf start auditd
 	CONF=$conf start sandboxd
-	check "the suite starts on the store's state directory" \
-	    wait_log "$T/sandboxd.log" "ready: listening"
-	check "sandboxd is connected to auditd" \
-	    wait_log "$T/sandboxd.log" "connected to auditd ("
+	wait_sandboxd
 	check "sandboxd found the stored image" \
 	    grep -q "image mini: $d, from the store" "$T/sandboxd.log"
 	B=$B CONF=$conf T=$T DIGEST=$d MCPCTL=$MCPCTL $PY - > "$T/tap" \

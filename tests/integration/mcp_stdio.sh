@@ -130,9 +130,7 @@ is_error() {
 
 start auditd
 start sandboxd
-check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
-check "sandboxd connects to auditd" \
-    wait_log "$T/sandboxd.log" "connected to auditd ("
+wait_sandboxd
 
 # --- lifecycle (legacy era) --------------------------------------------------
 

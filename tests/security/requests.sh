@@ -67,7 +67,7 @@ trap cleanup EXIT
 
 start auditd
 start sandboxd
-check "sandboxd is ready" wait_log "$T/sandboxd.log" "ready: listening"
+wait_sandboxd
 start mcpd
 check "mcpd is ready" wait_log "$T/mcpd.log" "ready: serving MCP on 1 socket"
 check "mcpd is connected to auditd and sandboxd" \
