@@ -278,6 +278,7 @@ install: all
 	    $(DESTDIR)$(SYSCONFDIR)/mcpd $(DESTDIR)$(MANDIR)/man5 \
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
 	    $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
+	install -d -m 0755 $(DESTDIR)$(LOCALSTATEDIR)/lib/mcpd
 	install -m 0755 $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
 	    $(B)/mcpctl $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/sandbox-init $(DESTDIR)$(LIBEXECDIR)/mcpd/
@@ -304,7 +305,8 @@ uninstall:
 	    rm -f $(DESTDIR)$(UNITDIR)/$${f##*/}; done
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/mcpd.conf \
 	    $(DESTDIR)$(TMPFILESDIR)/mcpd.conf
-	@echo "left $(DESTDIR)$(SYSCONFDIR)/mcpd and its configuration in place"
+	@echo "left in place: the configuration in $(DESTDIR)$(SYSCONFDIR)/mcpd" \
+	    "and the state in $(DESTDIR)$(LOCALSTATEDIR)/lib/mcpd"
 
 clean:
 	rm -rf build build-san $(FZ)

@@ -22,6 +22,9 @@
 #ifndef LIBEXECDIR
 #define LIBEXECDIR		"/usr/libexec"
 #endif
+#ifndef LOCALSTATEDIR
+#define LOCALSTATEDIR		"/var"
+#endif
 
 #define MCPD_CONF		SYSCONFDIR "/mcpd/mcpd.conf"
 #define POLICY_NAME_MAX		64	/* tenant, limits, image, language */
@@ -33,7 +36,7 @@
 #define DEFAULT_USER		"_mcpd"
 #define DEFAULT_AUDIT_USER	"_mcpaudit"
 #define DEFAULT_RUN_DIR		"/run/mcpd"
-#define DEFAULT_STATE_DIR	"/var/lib/mcpd"
+#define DEFAULT_STATE_DIR	LOCALSTATEDIR "/lib/mcpd"
 #define DEFAULT_RUNC		"/usr/sbin/runc"
 #define DEFAULT_SANDBOX_INIT	LIBEXECDIR "/mcpd/sandbox-init"
 #define DEFAULT_SANDBOX_SOCK	"sandboxd.sock"	/* in the run directory */
