@@ -253,6 +253,20 @@ check "sandboxd sends WATCHDOG=1 at half the interval asked" \
     test "$(count_in "$T/notify.log" "WATCHDOG=1")" -ge 12
 check "sandboxd is still up" alive sandboxd
 
+# auditd sends as its own user, so the socket is writable by all, as
+# systemd's is.
+stop auditd
+"$B/tests/notify-recv" "$T/anotify" 4 > "$T/anotify.log" &
+nr=$!
+wait_for 5 test -S "$T/anotify" && chmod 0666 "$T/anotify"
+NOTIFY_SOCKET=$T/anotify WATCHDOG_USEC=400000 start auditd
+wait "$nr"
+check "auditd sends READY=1 with a status line" \
+    log_has "$T/anotify.log" "READY=1|STATUS=listening on $RUN/auditd.sock"
+check "auditd sends WATCHDOG=1 at half the interval asked, as its user" \
+    test "$(count_in "$T/anotify.log" "WATCHDOG=1")" -ge 12
+check "auditd is still up" alive auditd
+
 # --- mcpd cannot execute anything ------------------------------------
 
 m=${PID[mcpd]}

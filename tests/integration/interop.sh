@@ -10,7 +10,9 @@
 #  - the MCP conformance suite, stable and alpha (for the 2025-11-25 and
 #    2026-07-28 revisions), against build/mcpd-conformance: one TAP line
 #    per scenario (tests/interop/conformance-tap.mjs).
-# The suite runs for real: auditd, sandboxd and runc containers.
+# The suite runs for real: auditd, sandboxd and runc containers.  The mcpd
+# the SDK drives over HTTP is socket-activated by systemd-socket-activate
+# (systemd's tool), notifying readiness and its watchdog as under systemd.
 UIDBASE=335544320	# sandbox uids of this test, apart from the others'
 SANDBOX_UIDS=$UIDBASE
 . "$TOP/tests/lib.sh"
@@ -30,6 +32,7 @@ XGROUP=	# the group made for the sockets' gid, if there was none
 
 cleanup() {
 	kill_daemons 1
+	[ -n "${NOTIFY:-}" ] && kill "$NOTIFY" 2>/dev/null
 	[ -n "$XUSER" ] && userdel "$XUSER" 2>/dev/null
 	[ -n "$XGROUP" ] && groupdel "$XGROUP" 2>/dev/null
 	remove_tmp
@@ -202,13 +205,54 @@ serve() {
 	return 1
 }
 
+# serve_activated: mcpd started the way mcpd.socket starts it, by systemd's
+# own systemd-socket-activate: it listens on a free port of 127.0.0.1 and
+# execs mcpd, handing it the socket, when the first client connects.
+# mcpd's notifications go to notify-recv in $T/notify.log.
+serve_activated() {
+	local try
+	"$B/tests/notify-recv" "$T/notify" 900 > "$T/notify.log" 2>&1 &
+	NOTIFY=$!
+	# As systemd's own: mcpd sends to it once it is its user.
+	wait_for 5 test -S "$T/notify" && chmod 0666 "$T/notify"
+	for try in 1 2 3 4 5 6 7 8; do
+		PORT=$(free_port)
+		{ echo "listen on 127.0.0.1 port $PORT"; conf_body; } > "$CONF"
+		systemd-socket-activate -l "127.0.0.1:$PORT" --fdname=mcpd \
+		    -E NOTIFY_SOCKET="$T/notify" -E WATCHDOG_USEC=2000000 \
+		    "$B/mcpd" -d -v -f "$CONF" >> "$T/mcpd.log" 2>&1 &
+		PID[mcpd]=$!
+		wait_for 10 eval "log_has '$T/mcpd.log' 'Listening on 127.0.0.1:$PORT' ||
+		    ! alive mcpd" && alive mcpd && return 0
+		unset "PID[mcpd]"
+	done
+	return 1
+}
+
 t0=$(now)
 conf_body > "$CONF"	# for auditd and sandboxd; serve adds mcpd's listen
 start auditd
 start sandboxd
 wait_sandboxd
-check "mcpd listens on 127.0.0.1 (bearer tokens)" serve mcpd mcpd "$CONF" ""
+check "systemd-socket-activate listens on 127.0.0.1 for mcpd (bearer tokens)" \
+    serve_activated
 P1=$PORT
+check "... and mcpd is not running before a client connects" \
+    eval 'sleep 0.3; [ "$(cat /proc/${PID[mcpd]}/comm)" = systemd-socket- ] &&
+    ! log_has "$T/mcpd.log" "serving MCP"'
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+code=$(curl -s -m 10 -o "$T/first.body" -w '%{http_code}' \
+    "http://127.0.0.1:$P1/mcp" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -H "Authorization: Bearer $TOKEN_A" -d "$INIT")
+check "the first connection starts mcpd, which answers it (status $code)" \
+    eval '[ "$code" = 200 ] && grep -q serverInfo "$T/first.body" &&
+    [ "$(cat /proc/${PID[mcpd]}/comm)" = mcpd ]'
+check "mcpd serves the socket it was given, binding none" \
+    eval 'log_has "$T/mcpd.log" "serving MCP on 127.0.0.1:$P1" &&
+    log_has "$T/mcpd.log" "ready: serving MCP on 1 socket"'
+check "mcpd tells the notification socket READY=1 with its status" \
+    wait_for 5 log_has "$T/notify.log" "READY=1|STATUS=serving MCP on 1 socket"
 check "mcpd-conformance listens on 127.0.0.1 as tenant alice" \
     serve mcpdc mcpd-conformance "$CONFC" " tenant alice"
 P2=$PORT
@@ -268,6 +312,9 @@ sdk stdio "$T/stdio-alice.log"
 sdk http "$T/mcpd.log"
 sdk sse "$T/mcpd.log"
 check "mcpd is still running" alive mcpd
+n=$(count_in "$T/notify.log" "WATCHDOG=1")
+check "mcpd sent WATCHDOG=1 about every second ($n times since it started)" \
+    test "$n" -ge 10
 
 # --- two tenants -------------------------------------------------------------
 
@@ -338,6 +385,9 @@ for d in mcpdc mcpd sandboxd auditd; do
 	rc=$?
 	check "$d stops cleanly (exit $rc)" test "$rc" -eq 0
 done
+kill "$NOTIFY" 2>/dev/null
+wait "$NOTIFY" 2>/dev/null
+NOTIFY=
 check "no sandbox process is left" wait_for 10 eval '[ -z "$(our_sandbox_pids)" ]'
 check "no container is left" \
     test -z "$(runc --root "$RUN/runc" list -q 2>/dev/null)"
