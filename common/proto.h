@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	9U
+#define MCPD_PROTO_VERSION	10U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -100,13 +100,22 @@ enum imsg_type {
 	IMSG_SBX_IMAGE,			/* <- struct sbx_image */
 	IMSG_SBX_LANG,			/* <- struct sbx_lang */
 	IMSG_SBX_PICTURE,		/* <- struct sbx_picture + path */
+	/*
+	 * The administrator's (mcpctl) and, for SERVER alone, mcpd's:
+	 * SERVER answers a PEER frame per connection, then SERVERINFO, then
+	 * DONE with size the number of peers.  KILL is mcpctl's alone.
+	 */
+	IMSG_SBX_SERVER,		/* no payload */
+	IMSG_SBX_PEER,			/* <- struct sbx_peer */
+	IMSG_SBX_SERVERINFO,		/* <- struct sbx_server */
+	IMSG_SBX_KILL,			/* struct sbx_ref */
 
 	/* sandboxd's main process <-> its privileged helper. */
 	IMSG_PRIV_START = 192,		/* struct priv_start, fd for init */
 	IMSG_PRIV_STARTED,		/* <- struct priv_result */
 	IMSG_PRIV_DESTROY,		/* struct priv_destroy */
 	IMSG_PRIV_DESTROYED,		/* <- struct priv_result */
-	IMSG_PRIV_READY,		/* <- startup clean-up done */
+	IMSG_PRIV_READY,		/* <- struct priv_ready: clean-up done */
 
 	/* mcpd, sandboxd -> auditd. */
 	IMSG_AUDIT_RECORD = 224,	/* struct audit_record + body */
@@ -443,6 +452,9 @@ struct sbx_result {
 #define SBX_STATE_RUNNING	1	/* its container is up */
 #define SBX_STATE_IDLE		2	/* no container: starts on demand */
 
+/* sbx_info.flags */
+#define SBX_INFO_ONESHOT	0x01	/* a run's own: mcpctl's listings */
+
 struct sbx_info {
 	char		 id[SBX_ID_LEN + 1];
 	char		 pad[7];
@@ -456,6 +468,57 @@ struct sbx_info {
 	uint64_t	 memory;	/* in use now */
 	uint32_t	 state;		/* SBX_STATE_* */
 	uint32_t	 execs;		/* running now */
+	uint32_t	 flags;		/* SBX_INFO_* */
+	int32_t		 init_pid;	/* host pid of its PID 1: mcpctl's */
+};
+
+/*
+ * The administrator's view.  In mcpctl's LIST, STATUS and KILL, an empty
+ * sbx_ref.tenant means any tenant's sandbox, one-shot ones included; KILL
+ * ends a sandbox's processes and container at once (SIGKILL) and, as
+ * STOP does, deletes a persistent one; a run whose sandbox it was ends
+ * killed.
+ */
+struct sbx_peer {
+	char		 software[32];	/* from its hello */
+	uint32_t	 role;		/* ROLE_* */
+	uint32_t	 pid;		/* SO_PEERCRED */
+	uint32_t	 uid;
+	uint32_t	 gid;
+	int64_t		 since;		/* connected, seconds since the epoch */
+	uint32_t	 requests;	/* in progress */
+	uint32_t	 pad;
+};
+
+struct sbx_server {
+	char		 software[32];	/* "mcp-sandboxd 0.1.0" */
+	char		 runc[32];	/* runc's version, "" : not yet known */
+	char		 config[72];	/* "sha256:" and the file's digest */
+	int64_t		 started;	/* seconds since the epoch */
+	uint32_t	 pid;
+	uint32_t	 protocol;	/* MCPD_PROTO_VERSION */
+	uint32_t	 audit_required;
+	uint32_t	 audit_connected;
+	uint64_t	 audit_sent;	/* records sent to auditd */
+	uint64_t	 audit_committed;	/* acknowledged as committed */
+	uint64_t	 audit_failed;	/* not committed, or never sent */
+	uint64_t	 audit_waiting;	/* sent, no answer yet */
+	uint64_t	 audit_lag_ms;	/* age of the oldest waiting */
+	uint32_t	 pool_ready;	/* warm containers */
+	uint32_t	 pool_starting;
+	uint32_t	 pool_target;	/* the images' pool sizes, summed */
+	uint32_t	 pad;
+	uint64_t	 pool_claimed;	/* runs served warm */
+	uint64_t	 pool_empty;	/* runs that found none ready */
+	uint64_t	 pool_failed;	/* starts that failed */
+	uint32_t	 sandboxes;	/* persistent */
+	uint32_t	 sandboxes_running;	/* of those, with a container */
+	uint32_t	 oneshot;	/* one-shot sandboxes of runs now */
+	uint32_t	 execs;		/* processes running now */
+	uint32_t	 requests;	/* in progress, all clients */
+	uint32_t	 slots_used;	/* host uid ranges */
+	uint32_t	 slots_total;
+	uint32_t	 peers;
 };
 
 struct sbx_done {
@@ -507,6 +570,10 @@ struct priv_destroy {
 	char		 id[SBX_ID_LEN + 1];
 	char		 pad[3];
 	uint32_t	 flags;
+};
+
+struct priv_ready {
+	char		 runc[32];	/* its version */
 };
 
 struct priv_result {

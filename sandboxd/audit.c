@@ -20,10 +20,17 @@
 
 #define AUDIT_ACK_TIMEOUT_MS	5000
 
+/*
+ * Every record sent and not yet acknowledged, oldest first: how far
+ * behind auditd is.  A waiter's done() is called once, at the answer, at
+ * its timeout or when the connection goes; the record stays counted until
+ * auditd answers or the connection goes.
+ */
 struct pending {
 	TAILQ_ENTRY(pending)	 entry;
 	uint32_t		 id;
-	audit_done_fn		 done;
+	uint64_t		 sent_ns;
+	audit_done_fn		 done;		/* NULL: nobody waits */
 	void			*arg;
 	struct event		*ev_timeout;
 };
@@ -31,13 +38,28 @@ struct pending {
 static TAILQ_HEAD(, pending)	 pendings = TAILQ_HEAD_INITIALIZER(pendings);
 static uint32_t			 audit_next_id;
 static int			 audit_warned;
+static struct audit_stats	 stats;
 
 static void
 pending_free(struct pending *p)
 {
 	TAILQ_REMOVE(&pendings, p, entry);
-	event_free(p->ev_timeout);
+	if (p->ev_timeout != NULL)
+		event_free(p->ev_timeout);
 	free(p);
+	stats.waiting--;
+}
+
+/* Nobody waits for it any more; it stays counted. */
+static void
+pending_unwait(struct pending *p)
+{
+	p->done = NULL;
+	p->arg = NULL;
+	if (p->ev_timeout != NULL) {
+		event_free(p->ev_timeout);
+		p->ev_timeout = NULL;
+	}
 }
 
 static void
@@ -47,7 +69,7 @@ pending_timeout(evutil_socket_t fd, short events, void *arg)
 	audit_done_fn	 done = p->done;
 	void		*darg = p->arg;
 
-	pending_free(p);
+	pending_unwait(p);
 	done(darg, 0, "auditd did not acknowledge the record in time");
 }
 
@@ -80,6 +102,7 @@ audit_send(uint32_t event, uint32_t outcome, const char *tenant,
 
 	if ((c = client_conn(sbd->auditd)) == NULL ||
 	    conn_composev(c, IMSG_AUDIT_RECORD, id, -1, iov, 2) == -1) {
+		stats.failed++;
 		if (!audit_warned)
 			log_warnx("audit records cannot reach auditd%s",
 			    required ? ": refusing work" : "");
@@ -89,34 +112,46 @@ audit_send(uint32_t event, uint32_t outcome, const char *tenant,
 		return;
 	}
 	audit_warned = 0;
+	stats.sent++;
+	stats.waiting++;
+	p = xcalloc(1, sizeof(*p));
+	p->id = id;
+	p->sent_ns = mono_ns();
+	TAILQ_INSERT_TAIL(&pendings, p, entry);
 	if (done == NULL)
 		return;
 	if (!required) {
 		done(arg, 1, NULL);
 		return;
 	}
-	p = xcalloc(1, sizeof(*p));
-	p->id = id;
 	p->done = done;
 	p->arg = arg;
 	if ((p->ev_timeout = evtimer_new(sbd->base, pending_timeout, p)) ==
 	    NULL)
 		fatalx("cannot create an audit timer");
 	evtimer_add(p->ev_timeout, &tv);
-	TAILQ_INSERT_TAIL(&pendings, p, entry);
 }
 
 /* The waiter went away: forget its callbacks. */
 void
 audit_cancel(void *arg)
 {
-	struct pending	*p, *next;
+	struct pending	*p;
 
-	for (p = TAILQ_FIRST(&pendings); p != NULL; p = next) {
-		next = TAILQ_NEXT(p, entry);
-		if (p->arg == arg)
-			pending_free(p);
-	}
+	TAILQ_FOREACH(p, &pendings, entry)
+		if (p->done != NULL && p->arg == arg)
+			pending_unwait(p);
+}
+
+void
+audit_get_stats(struct audit_stats *st)
+{
+	struct pending	*p;
+
+	*st = stats;
+	st->lag_ms = 0;
+	if ((p = TAILQ_FIRST(&pendings)) != NULL)
+		st->lag_ms = (mono_ns() - p->sent_ns) / 1000000;
 }
 
 void
@@ -146,7 +181,9 @@ audit_auditd_down(void)
 		done = p->done;
 		arg = p->arg;
 		pending_free(p);
-		done(arg, 0, "the connection to auditd was lost");
+		stats.failed++;
+		if (done != NULL)
+			done(arg, 0, "the connection to auditd was lost");
 	}
 }
 
@@ -164,15 +201,19 @@ audit_dispatch(struct conn *c, struct imsg *imsg)
 		conn_close(c, "malformed audit acknowledgement");
 		return;
 	}
-	if (ack.seq == 0)
+	if (ack.seq == 0) {
 		log_warnx("auditd could not commit a record: %s", ack.error);
+		stats.failed++;
+	} else
+		stats.committed++;
 	TAILQ_FOREACH(p, &pendings, entry)
 		if (p->id == imsg->hdr.peerid)
 			break;
 	if (p == NULL)
-		return;		/* a result record, or one given up on */
+		return;
 	done = p->done;
 	arg = p->arg;
 	pending_free(p);
-	done(arg, ack.seq != 0, ack.seq != 0 ? NULL : ack.error);
+	if (done != NULL)
+		done(arg, ack.seq != 0, ack.seq != 0 ? NULL : ack.error);
 }

@@ -243,6 +243,12 @@ job_intent_body(struct job *job, struct audit_body *b)
 		audit_body_u64(b, "flags", job->fhdr.flags);
 		audit_body_str(b, "path", job->path);
 		break;
+	case IMSG_SBX_KILL:
+		audit_body_str(b, "by", "mcpctl");
+		audit_body_str(b, "signal", "KILL");
+		if (job->cl != NULL)
+			audit_body_u64(b, "uid", job->cl->c->cred.uid);
+		break;
 	}
 }
 
@@ -969,6 +975,11 @@ job_info(struct job *job, const struct sandbox *sb, uint32_t type)
 	if (sb->state == SB_RUNNING)
 		in.memory = cgroup_memory_now(sb->id);
 	in.execs = exec_count(sb);
+	if (!sb->persistent)
+		in.flags |= SBX_INFO_ONESHOT;
+	/* A host pid is the administrator's business alone. */
+	if (job->cl != NULL && job->cl->c->role == ROLE_MCPCTL)
+		in.init_pid = sb->init_pid;
 	job_send(job, type, &in, sizeof(in));
 }
 
@@ -1103,6 +1114,7 @@ logs_run(struct job *job)
 	job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
 }
 
+/* A tenant's persistent sandboxes; mcpctl's for any tenant, runs' too. */
 static void
 list_run(struct job *job)
 {
@@ -1110,13 +1122,50 @@ list_run(struct job *job)
 	struct sbx_done	 done;
 
 	memset(&done, 0, sizeof(done));
-	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
-		if (sb->persistent && sb->state != SB_STOPPING &&
+	TAILQ_FOREACH(sb, &sbd->sandboxes, entry) {
+		if (sb->state == SB_STOPPING || sb->pooled)
+			continue;
+		if (job->admin ? 1 : sb->persistent &&
 		    strcmp(sb->tenant, job->tenant->name) == 0) {
 			job_info(job, sb, IMSG_SBX_INFO);
 			done.size++;
 		}
+	}
 	job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+}
+
+/*
+ * KILL: the sandbox's processes and container go at once, and a persistent
+ * one's disk with them; a run whose sandbox it was ends with the error.
+ * A stop in its grace period is hurried on, and answered as usual.
+ */
+static void
+kill_begin(struct job *job)
+{
+	struct sandbox	*sb = job->sb;
+	struct job	*stopper = sb->stopper;
+	struct sbx_done	 done;
+
+	log_info("sandbox %s of tenant %s: killed by the administrator",
+	    sb->id, sb->tenant[0] != '\0' ? sb->tenant : "(sandboxd's own)");
+	if (stopper != NULL && stopper->ev_grace != NULL &&
+	    evtimer_pending(stopper->ev_grace, NULL)) {
+		evtimer_del(stopper->ev_grace);
+		stop_kill(-1, 0, stopper);
+	}
+	if (sb->stopper != NULL || sb->state == SB_STOPPING) {
+		/* On its way out already. */
+		memset(&done, 0, sizeof(done));
+		job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+		job_forget_sandbox(job);
+		job_finish(job);
+		return;
+	}
+	sb->stopper = job;
+	if (sb->persistent)
+		state_delete(sb->id);
+	sandbox_destroy(sb, sb->persistent ? PRIV_DESTROY_WORKSPACE : 0,
+	    "killed by the administrator");
 }
 
 /* Requests from a client. */
@@ -1153,6 +1202,9 @@ job_begin(struct job *job)
 	case IMSG_SBX_STOP:
 		job_intent(job, stop_begin);
 		break;
+	case IMSG_SBX_KILL:
+		job_intent(job, kill_begin);
+		break;
 	case IMSG_SBX_LIST:
 		list_run(job);
 		TAILQ_REMOVE(&job->cl->jobs, job, entry);
@@ -1167,7 +1219,7 @@ job_begin(struct job *job)
 		probe_images(job);
 		break;
 	case IMSG_SBX_STATUS:
-		if (job->sb->persistent) {
+		if (job->sb->persistent || job->admin) {
 			job_info(job, job->sb, IMSG_SBX_INFO);
 			memset(&done, 0, sizeof(done));
 			done.size = 1;

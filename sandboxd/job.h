@@ -39,6 +39,7 @@
 struct client {
 	struct conn		*c;
 	TAILQ_HEAD(, job)	 jobs;
+	int64_t			 since;		/* connected, seconds */
 };
 
 struct jfile {
@@ -57,6 +58,12 @@ struct job {
 	void			*data;		/* the request frame's payload */
 	size_t			 datalen;
 	const struct tenant	*tenant;
+	/*
+	 * mcpctl's requests for any tenant: the sandbox's tenant, by name,
+	 * is job->tenant.
+	 */
+	int			 admin;
+	struct tenant		 owner;
 	struct sandbox		*sb;
 	char			 sbid[SBX_ID_LEN + 1];	/* sb's, once it is gone */
 	int			 oneshot;	/* a sandbox of its own */

@@ -146,6 +146,9 @@ run_wait(const char *const argv[], char *out, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* runc's version: "1.1.5", for the main process to report. */
+static char		 runc_version[32];
+
 static void
 priv_runc_version(void)
 {
@@ -158,6 +161,8 @@ priv_runc_version(void)
 	if ((v = strstr(out, "runc version ")) == NULL ||
 	    sscanf(v + 13, "%u.%u.%u", &maj, &min, &pat) < 2)
 		fatalx("%s: cannot read its version", pconf->runc);
+	(void)snprintf(runc_version, sizeof(runc_version), "%u.%u.%u", maj,
+	    min, pat);
 	if (maj < RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
 	    (min < RUNC_MIN_MINOR || (min == RUNC_MIN_MINOR &&
 	    pat < RUNC_MIN_PATCH))))
@@ -1073,7 +1078,8 @@ priv_shutdown(void)
 void
 priv_main(struct policy *conf, int fd, int debug)
 {
-	struct event	*ev_chld, *ev_term;
+	struct event		*ev_chld, *ev_term;
+	struct priv_ready	 ready;
 
 	pconf = conf;
 	log_init(debug ? LOG_DEST_JOURNAL : LOG_DEST_SYSLOG, log_getverbose(),
@@ -1100,7 +1106,9 @@ priv_main(struct policy *conf, int fd, int debug)
 	if (imsgev_init(&piev, pbase, fd, PROTO_MAX_FRAME, IMSGBUF_FDPASS,
 	    priv_dispatch, priv_closed, NULL) == -1)
 		fatalx("priv: cannot set up its channel");
-	imsgev_compose(&piev, IMSG_PRIV_READY, 0, -1, NULL, 0);
+	memset(&ready, 0, sizeof(ready));
+	str_copy(ready.runc, runc_version, sizeof(ready.runc));
+	imsgev_compose(&piev, IMSG_PRIV_READY, 0, -1, &ready, sizeof(ready));
 	event_base_dispatch(pbase);
 
 	priv_shutdown();

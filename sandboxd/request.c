@@ -268,6 +268,28 @@ check_limits(struct job *job, const struct sbx_limits *req, uint32_t *code,
 	return 0;
 }
 
+/*
+ * The administrator's request for any tenant: every sandbox, or one by
+ * its id, a one-shot run's included (a warm one no run has claimed yet
+ * is nobody's).
+ */
+static int
+check_ref_any(struct job *job, const struct sbx_ref *ref, int want_sandbox,
+    uint32_t *code, char *err, size_t len)
+{
+	job->admin = 1;
+	job->tenant = &job->owner;
+	if (!want_sandbox)
+		return 0;
+	if (!sandbox_id_valid(ref->id) ||
+	    (job->sb = sandbox_find(NULL, ref->id)) == NULL ||
+	    job->sb->pooled)
+		return req_fail(code, err, len, SBX_E_NOTFOUND,
+		    "no sandbox %s", ref->id);
+	str_copy(job->owner.name, job->sb->tenant, sizeof(job->owner.name));
+	return 0;
+}
+
 static int
 check_ref(struct job *job, const struct sbx_ref *ref, int want_sandbox,
     uint32_t *code, char *err, size_t len)
@@ -276,6 +298,10 @@ check_ref(struct job *job, const struct sbx_ref *ref, int want_sandbox,
 	    !fixed_str(ref->id, sizeof(ref->id)))
 		return req_fail(code, err, len, SBX_E_INVALID,
 		    "malformed request");
+	if (job->cl->c->role == ROLE_MCPCTL && ref->tenant[0] == '\0' &&
+	    (job->type == IMSG_SBX_LIST || job->type == IMSG_SBX_STATUS ||
+	    job->type == IMSG_SBX_KILL || job->type == IMSG_SBX_LOGS))
+		return check_ref_any(job, ref, want_sandbox, code, err, len);
 	if (job->cl->c->role == ROLE_MCPD_STDIO) {
 		/* The uid is the tenant, whatever the request says. */
 		if ((job->tenant = policy_tenant_by_uid(sbd->conf,
@@ -751,6 +777,13 @@ request_parse(struct client *cl, struct imsg *imsg, uint32_t *code,
 		case IMSG_SBX_STOP:
 		case IMSG_SBX_STATUS:
 			rv = parse_ref(job, &view, 1, code, err, len);
+			break;
+		case IMSG_SBX_KILL:
+			if (cl->c->role != ROLE_MCPCTL)
+				rv = req_fail(code, err, len, SBX_E_DENIED,
+				    "only mcpctl may kill sandboxes");
+			else
+				rv = parse_ref(job, &view, 1, code, err, len);
 			break;
 		case IMSG_SBX_LIST:
 			rv = parse_ref(job, &view, 0, code, err, len);

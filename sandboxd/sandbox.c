@@ -369,6 +369,14 @@ sandbox_priv_dispatch(struct imsg *imsg)
 	const char		*why;
 
 	if (imsg->hdr.type == IMSG_PRIV_READY) {
+		struct priv_ready	 ready;
+
+		if (proto_payload(imsg->data, imsg->datalen, &ready,
+		    sizeof(ready)) == -1 ||
+		    memchr(ready.runc, '\0', sizeof(ready.runc)) == NULL)
+			fatalx("malformed message from the privileged helper");
+		str_copy(sbd->runc_version, ready.runc,
+		    sizeof(sbd->runc_version));
 		sbd->priv_ready = 1;
 		pool_fill();
 		return;

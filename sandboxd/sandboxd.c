@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
@@ -140,6 +141,7 @@ sandboxd_up_mcpd(struct conn *c)
 
 	cl = xcalloc(1, sizeof(*cl));
 	cl->c = c;
+	cl->since = time(NULL);
 	TAILQ_INIT(&cl->jobs);
 	c->data = cl;
 }
@@ -165,10 +167,21 @@ sandboxd_dispatch_mcpd(struct conn *c, struct imsg *imsg)
 		sandboxd_ping(c, imsg);
 		return;
 	}
+	if (imsg->hdr.type == IMSG_SBX_SERVER) {
+		/* Counts of everyone's: for root and the HTTP front. */
+		if (c->role != ROLE_MCPCTL && c->role != ROLE_MCPD) {
+			conn_close(c, "%s may not ask for the server's state",
+			    proto_role_name(c->role));
+			return;
+		}
+		control_server(c, imsg);
+		return;
+	}
 	if ((imsg->hdr.type < IMSG_SBX_CREATE ||
 	    imsg->hdr.type > IMSG_SBX_CANCEL) &&
 	    imsg->hdr.type != IMSG_SBX_LOGS &&
-	    imsg->hdr.type != IMSG_SBX_IMAGES) {
+	    imsg->hdr.type != IMSG_SBX_IMAGES &&
+	    imsg->hdr.type != IMSG_SBX_KILL) {
 		conn_close(c, "unexpected message type %u", imsg->hdr.type);
 		return;
 	}
@@ -201,6 +214,7 @@ sandboxd_up_auditd(struct conn *c)
 	char			 hex[65];
 
 	daemon_status(&sandboxd, "auditd connected");
+	sbd->auditd_since = time(NULL);
 	audit_auditd_up(c);
 	if (start_recorded)
 		return;
@@ -423,6 +437,7 @@ main(int argc, char *argv[])
 	sbd = &sandboxd_state;
 	sbd->conf = conf;
 	sbd->base = sandboxd.base;
+	sbd->started = time(NULL);
 	TAILQ_INIT(&sbd->sandboxes);
 	pool_init();
 	sbd->slots = xcalloc(conf->uid_slots, 1);
@@ -450,6 +465,7 @@ main(int argc, char *argv[])
 	set.maxconns = SANDBOXD_MAXCONNS;
 	l = listener_new(sbd->base, fd, conf->sandbox_socket, &set,
 	    &sandboxd_mcpd_ops, NULL);
+	sbd->listener = l;
 	sbd->auditd = client_new(sbd->base, "auditd", conf->audit.socket,
 	    ROLE_AUDITD, &set, &sandboxd_auditd_ops, NULL);
 	if ((ev_reap = event_new(sbd->base, -1, EV_PERSIST, sandboxd_reap_cb,

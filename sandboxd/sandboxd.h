@@ -140,10 +140,14 @@ struct sandboxd {
 	struct imsgev		 priv;		/* the privileged helper */
 	int			 priv_ready;
 	struct client		*auditd;
+	struct listener		*listener;	/* mcpd's and mcpctl's */
 	struct sandboxq		 sandboxes;
 	TAILQ_HEAD(, pool)	 pools;
 	uint8_t			*slots;		/* uid ranges in use */
 	char			 runc_root[PATH_MAX];
+	char			 runc_version[32];	/* the helper's word */
+	int64_t			 started;	/* seconds since the epoch */
+	int64_t			 auditd_since;	/* connected to it */
 	int			 shutting_down;
 };
 
@@ -284,6 +288,14 @@ void		 state_delete(const char *);
 void		 state_prune_disks(void);
 
 /* audit.c */
+struct audit_stats {
+	uint64_t		 sent;
+	uint64_t		 committed;
+	uint64_t		 failed;	/* refused, lost or unsent */
+	uint64_t		 waiting;	/* sent, not answered yet */
+	uint64_t		 lag_ms;	/* age of the oldest waiting */
+};
+
 typedef void	(*audit_done_fn)(void *, int, const char *);
 /*
  * Send a record.  With done set, done(arg, ok, error) runs once auditd
@@ -297,6 +309,11 @@ void		 audit_auditd_up(struct conn *);
 void		 audit_flush(void);
 void		 audit_auditd_down(void);
 void		 audit_dispatch(struct conn *, struct imsg *);
+void		 audit_get_stats(struct audit_stats *);
+
+/* control.c */
+/* SERVER: what sandboxd is doing, and who is connected. */
+void		 control_server(struct conn *, struct imsg *);
 
 /* priv.c */
 void		 priv_main(struct policy *, int, int)

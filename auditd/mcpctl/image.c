@@ -35,17 +35,6 @@ need_name(const char *cmd, const char *name)
 	usage_cmd(cmd);
 }
 
-/* Options of commands that take none; the operands left. */
-static void
-no_options(const char *cmd, int *argc, char ***argv)
-{
-	optind = 0;
-	if (getopt(*argc, *argv, "+") != -1)
-		usage_cmd(cmd);
-	*argc -= optind;
-	*argv += optind;
-}
-
 int
 image_build(struct mcpctl *ctx, int argc, char **argv)
 {
@@ -103,7 +92,7 @@ image_import(struct mcpctl *ctx, int argc, char **argv)
 	struct imgw		 w;
 	struct imgstore_image	 im;
 
-	no_options("import", &argc, &argv);
+	cmd_operands("import", &argc, &argv, 0, -1);
 	if (argc != 2)
 		usage_cmd("import");
 	need_name("import", argv[0]);
@@ -126,7 +115,7 @@ image_list(struct mcpctl *ctx, int argc, char **argv)
 	char			 why[PATH_MAX + 128];
 	size_t			 n;
 
-	no_options("list", &argc, &argv);
+	cmd_operands("list", &argc, &argv, 0, -1);
 	if (argc != 0)
 		usage_cmd("list");
 	if (imgstore_list(mcpctl_statedir(ctx, EXIT_ERROR), &v, &n, why,
@@ -143,7 +132,7 @@ image_rm(struct mcpctl *ctx, int argc, char **argv)
 	struct imgw	 w;
 	int		 i, rv = 0;
 
-	no_options("rm", &argc, &argv);
+	cmd_operands("rm", &argc, &argv, 0, -1);
 	if (argc == 0)
 		usage_cmd("rm");
 	need_root("rm");
@@ -185,7 +174,7 @@ image_verify(struct mcpctl *ctx, int argc, char **argv)
 	char			 why[PATH_MAX + 128];
 	int			 root;
 
-	no_options("verify", &argc, &argv);
+	cmd_operands("verify", &argc, &argv, 0, -1);
 	if (argc != 1)
 		usage_cmd("verify");
 	verify_lookup(mcpctl_statedir(ctx, EXIT_UNVERIFIED), argv[0], &im);

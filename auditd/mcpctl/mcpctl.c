@@ -1,14 +1,15 @@
 /*
- * mcpctl: the administrator's command line for the mcpd suite.  It reads
- * and verifies the audit log, stages audit keys, and keeps the store of
- * root filesystem images.
+ * mcpctl: the administrator's command line for the mcpd suite.  It shows
+ * what the daemons are doing and kills sandboxes, reads and verifies the
+ * audit log, stages audit keys, keeps the store of root filesystem images,
+ * checks the configuration and makes bearer tokens.
  *
- *	mcpctl [-j] [-f file] [-d db] audit command [argument ...]
- *	mcpctl [-j] [-f file] image command [argument ...]
+ *	mcpctl [-j] [-f file] [-d db] group command [argument ...]
  *
- * It never writes the audit database and needs no daemon running: it
- * opens the database read-only, where the configuration (or -d) says it
- * is.  The image store is in the configuration's state directory.
+ * status and sandbox ask the running mcp-sandboxd (ctl.c); audit never
+ * writes the audit database and needs no daemon running: it opens the
+ * database read-only, where the configuration (or -d) says it is.  The
+ * image store is in the configuration's state directory.
  */
 #include <sys/types.h>
 
@@ -52,14 +53,36 @@ static const struct cmd image_cmds[] = {
 	{ "verify",	image_verify,	"name | digest", 0 },
 };
 
+static const struct cmd status_cmds[] = {
+	{ "",		ctl_status,	"", 0 },	/* the group alone */
+};
+
+static const struct cmd sandbox_cmds[] = {
+	{ "list",	ctl_sandbox_list,	"[-t tenant]", 0 },
+	{ "inspect",	ctl_sandbox_inspect,	"id", 0 },
+	{ "kill",	ctl_sandbox_kill,	"id ...", 0 },
+};
+
+static const struct cmd config_cmds[] = {
+	{ "check",	config_check,	"", 0 },
+};
+
+static const struct cmd token_cmds[] = {
+	{ "new",	token_new,	"[tenant]", 0 },
+};
+
 static const struct group {
 	const char		*name;
 	const char		*opts;		/* global options it takes */
 	const struct cmd	*cmds;
 	size_t			 ncmds;
 } groups[] = {
+	{ "status", "[-j] [-f file]", status_cmds, nitems(status_cmds) },
+	{ "sandbox", "[-j] [-f file]", sandbox_cmds, nitems(sandbox_cmds) },
 	{ "audit", "[-j] [-f file] [-d db]", audit_cmds, nitems(audit_cmds) },
 	{ "image", "[-j] [-f file]", image_cmds, nitems(image_cmds) },
+	{ "config", "[-j] [-f file]", config_cmds, nitems(config_cmds) },
+	{ "token", "[-j]", token_cmds, nitems(token_cmds) },
 };
 
 /* The group of the command being run, for usage_cmd(). */
@@ -80,11 +103,20 @@ group_find(const char *name)
 	return NULL;
 }
 
+/* A group that is a command itself, as status is. */
+static int
+group_alone(const struct group *g)
+{
+	return g->ncmds == 1 && g->cmds[0].name[0] == '\0';
+}
+
 static const struct cmd *
 cmd_find(const struct group *g, const char *name)
 {
 	size_t	 i;
 
+	if (group_alone(g))
+		return &g->cmds[0];
 	for (i = 0; i < g->ncmds; i++)
 		if (strcmp(g->cmds[i].name, name) == 0)
 			return &g->cmds[i];
@@ -95,9 +127,9 @@ static void
 usage_line(const char *head, const char *opts, const struct group *g,
     const struct cmd *c)
 {
-	fprintf(stderr, "%s %s%s%s %s %s%s%s\n", head, PROGNAME,
-	    opts[0] ? " " : "", opts, g->name, c->name, c->args[0] ? " " : "",
-	    c->args);
+	fprintf(stderr, "%s %s%s%s %s%s%s%s%s\n", head, PROGNAME,
+	    opts[0] ? " " : "", opts, g->name, c->name[0] ? " " : "",
+	    c->name, c->args[0] ? " " : "", c->args);
 }
 
 static __attribute__((__noreturn__)) void
@@ -105,9 +137,7 @@ usage(void)
 {
 	size_t	 i, j;
 
-	fprintf(stderr, "usage: %s [-j] [-f file] [-d db] audit command "
-	    "[argument ...]\n", PROGNAME);
-	fprintf(stderr, "       %s [-j] [-f file] image command "
+	fprintf(stderr, "usage: %s [-j] [-f file] [-d db] group command "
 	    "[argument ...]\n", PROGNAME);
 	for (i = 0; i < nitems(groups); i++)
 		for (j = 0; j < groups[i].ncmds; j++)
@@ -128,6 +158,22 @@ usage_cmd(const char *name)
 	if (c->filters)
 		fprintf(stderr, "%s\n", filters_usage);
 	exit(EXIT_USAGE);
+}
+
+/*
+ * A command that takes no options: its operands, from min to max of them
+ * (max -1: any number), left in argc and argv.
+ */
+void
+cmd_operands(const char *cmd, int *argc, char ***argv, int min, int max)
+{
+	optind = 0;
+	if (getopt(*argc, *argv, "+") != -1)
+		usage_cmd(cmd);
+	*argc -= optind;
+	*argv += optind;
+	if (*argc < min || (max >= 0 && *argc > max))
+		usage_cmd(cmd);
 }
 
 /*
@@ -190,9 +236,16 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 2 || (group = group_find(argv[0])) == NULL)
+	if (argc < 1 || (group = group_find(argv[0])) == NULL)
 		usage();
-	if ((c = cmd_find(group, argv[1])) == NULL) {
+	if (group_alone(group)) {
+		/* Its operands start where a command's name would be. */
+		c = &group->cmds[0];
+		argc++;
+		argv--;
+	} else if (argc < 2)
+		usage();
+	else if ((c = cmd_find(group, argv[1])) == NULL) {
 		warnx("no such command: %s %s", group->name, argv[1]);
 		usage();
 	}
@@ -202,7 +255,8 @@ main(int argc, char *argv[])
 	if (sodium_init() == -1)
 		errx(fail, "cannot initialize libsodium");
 	/* getopt(3) names the command in its messages. */
-	xasprintf(&name, "%s %s %s", PROGNAME, group->name, c->name);
+	xasprintf(&name, "%s %s%s%s", PROGNAME, group->name,
+	    c->name[0] ? " " : "", c->name);
 	argv[1] = name;
 	rv = c->fn(&ctx, argc - 1, argv + 1);
 	if (fflush(stdout) == EOF || ferror(stdout)) {

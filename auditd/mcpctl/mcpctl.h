@@ -19,6 +19,7 @@
 
 #include "auditlog.h"
 #include "imgstore.h"
+#include "proto.h"
 
 #define MCPCTL_SCHEMA		2
 #define AUDIT_PUB_NEXT		"audit.pub.next"
@@ -113,6 +114,37 @@ struct image_check {
 	char				 error[256];	/* what differs */
 };
 
+/* What mcpctl status learnt from the daemons. */
+struct ctl_status {
+	const char		*conffile;
+	char			 file_config[72];	/* the file's digest */
+	int			 sandboxd_up;
+	char			 sandboxd_error[256];
+	struct sbx_server	 server;
+	struct sbx_peer		*peers;
+	size_t			 npeers;
+	int			 auditd_up;
+	char			 auditd_software[32];
+	char			 auditd_error[256];
+};
+
+/* What config check found; the problems themselves went to stderr. */
+struct config_report {
+	const char		*file;
+	int			 loaded;
+	char			 digest[72];
+	unsigned int		 problems;
+	size_t			 tenants, tokens, limits, images, languages;
+	size_t			 listens;
+};
+
+/* A new bearer token, and the hash mcpd.conf holds for it. */
+struct token_result {
+	char			 token[64];
+	char			 hash[72];	/* "sha256:<hex>" */
+	const char		*tenant;	/* the block to put it in */
+};
+
 /*
  * An output format, as bgpctl has them.  A listing is begin, a record
  * each, end; a stream (tail, export) is records alone, each complete.
@@ -128,6 +160,12 @@ struct output {
 	void	(*image_list)(const struct imgstore_image *, size_t);
 	void	(*image_added)(const struct imgstore_image *);
 	void	(*image_verify)(const struct image_check *);
+	void	(*status)(const struct ctl_status *);
+	void	(*sandbox_list)(const struct sbx_info *, size_t);
+	void	(*sandbox_inspect)(const struct sbx_info *);
+	void	(*sandbox_killed)(const char *);
+	void	(*config_check)(const struct config_report *);
+	void	(*token)(const struct token_result *);
 };
 
 extern const struct output	text_output;
@@ -135,8 +173,19 @@ extern const struct output	json_output;
 
 /* mcpctl.c */
 __attribute__((__noreturn__)) void	usage_cmd(const char *);
+void	 cmd_operands(const char *, int *, char ***, int, int);
 void	 mcpctl_dbpath(struct mcpctl *, int);
 const char *mcpctl_statedir(struct mcpctl *, int);
+
+/* ctl.c: questions to the running daemons */
+int	 ctl_status(struct mcpctl *, int, char **);
+int	 ctl_sandbox_list(struct mcpctl *, int, char **);
+int	 ctl_sandbox_inspect(struct mcpctl *, int, char **);
+int	 ctl_sandbox_kill(struct mcpctl *, int, char **);
+
+/* config.c */
+int	 config_check(struct mcpctl *, int, char **);
+int	 token_new(struct mcpctl *, int, char **);
 
 /* image.c */
 int	 image_build(struct mcpctl *, int, char **);

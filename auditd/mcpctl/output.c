@@ -304,6 +304,191 @@ text_image_verify(const struct image_check *chk)
 	    (unsigned long long)chk->sum.files, size);
 }
 
+/* 3725 seconds as "1h 2m": how long something has been up. */
+static void
+duration_human(int64_t secs, char *buf, size_t len)
+{
+	if (secs < 0)
+		secs = 0;
+	if (secs < 60)
+		snprintf(buf, len, "%llds", (long long)secs);
+	else if (secs < 3600)
+		snprintf(buf, len, "%lldm %llds", (long long)(secs / 60),
+		    (long long)(secs % 60));
+	else if (secs < 86400)
+		snprintf(buf, len, "%lldh %lldm", (long long)(secs / 3600),
+		    (long long)(secs / 60 % 60));
+	else
+		snprintf(buf, len, "%lldd %lldh", (long long)(secs / 86400),
+		    (long long)(secs / 3600 % 24));
+}
+
+/* Seconds since the epoch as UTC "2026-11-22 01:02:03", or "-" for 0. */
+static void
+epoch_human(int64_t secs, char *buf, size_t len)
+{
+	struct tm	 tm;
+	time_t		 t = (time_t)secs;
+
+	if (secs == 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "-");
+}
+
+static void
+text_status(const struct ctl_status *st)
+{
+	const struct sbx_server	*s = &st->server;
+	char			 up[32], since[32], *sw;
+	size_t			 i;
+
+	if (!st->sandboxd_up)
+		printf("mcp-sandboxd: NOT RUNNING: %s\n", st->sandboxd_error);
+	else {
+		duration_human(time(NULL) - s->started, up, sizeof(up));
+		printf("mcp-sandboxd: %s, pid %u, protocol %u, up %s, runc "
+		    "%s\n", s->software, s->pid, s->protocol, up,
+		    s->runc[0] ? s->runc : "(not known yet)");
+		printf("configuration: %s%s\n", s->config,
+		    strcmp(s->config, st->file_config) == 0 ? "" :
+		    " (not that of the file now: reload or restart)");
+	}
+	if (st->auditd_up)
+		printf("mcp-auditd: %s, answering\n", st->auditd_software);
+	else
+		printf("mcp-auditd: NOT RUNNING: %s\n", st->auditd_error);
+	if (!st->sandboxd_up)
+		return;
+	printf("audit: %s, %s; %llu records sent, %llu committed, %llu "
+	    "failed, %llu waiting (oldest %llu ms)\n",
+	    s->audit_required ? "required" : "not required",
+	    s->audit_connected ? "sandboxd connected to auditd" :
+	    "sandboxd NOT connected to auditd",
+	    (unsigned long long)s->audit_sent,
+	    (unsigned long long)s->audit_committed,
+	    (unsigned long long)s->audit_failed,
+	    (unsigned long long)s->audit_waiting,
+	    (unsigned long long)s->audit_lag_ms);
+	printf("pool: %u warm containers ready, %u starting, %u wanted; "
+	    "%llu runs served warm, %llu found none, %llu starts failed\n",
+	    s->pool_ready, s->pool_starting, s->pool_target,
+	    (unsigned long long)s->pool_claimed,
+	    (unsigned long long)s->pool_empty,
+	    (unsigned long long)s->pool_failed);
+	printf("sandboxes: %u persistent (%u running), %u one-shot runs; "
+	    "%u processes; %u requests in progress; uid ranges %u of %u\n",
+	    s->sandboxes, s->sandboxes_running, s->oneshot, s->execs,
+	    s->requests, s->slots_used, s->slots_total);
+	printf("connected to mcp-sandboxd:\n");
+	printf("  %-12s %7s %7s %-20s %-19s %s\n", "ROLE", "PID", "UID",
+	    "SOFTWARE", "SINCE (UTC)", "REQUESTS");
+	for (i = 0; i < st->npeers; i++) {
+		epoch_human(st->peers[i].since, since, sizeof(since));
+		sw = str_vis(st->peers[i].software,
+		    strlen(st->peers[i].software));
+		printf("  %-12s %7u %7u %-20s %-19s %u\n",
+		    proto_role_name(st->peers[i].role), st->peers[i].pid,
+		    st->peers[i].uid, sw, since, st->peers[i].requests);
+		free(sw);
+	}
+}
+
+static const char *
+info_state(const struct sbx_info *in)
+{
+	return in->state == SBX_STATE_RUNNING ? "running" : "idle";
+}
+
+static void
+text_sandbox_list(const struct sbx_info *v, size_t n)
+{
+	char	 mem[16], created[32];
+	size_t	 i;
+
+	printf("%-32s %-12s %-16s %-12s %-8s %7s %5s %s\n", "ID", "TENANT",
+	    "NAME", "IMAGE", "STATE", "MEMORY", "PROCS", "CREATED (UTC)");
+	for (i = 0; i < n; i++) {
+		size_human(v[i].memory, mem, sizeof(mem));
+		epoch_human(v[i].created, created, sizeof(created));
+		printf("%-32s %-12s %-16s %-12s %-8s %7s %5u %s\n", v[i].id,
+		    v[i].tenant[0] ? v[i].tenant : "-",
+		    (v[i].flags & SBX_INFO_ONESHOT) ? "(a run)" :
+		    v[i].name[0] ? v[i].name : "-", v[i].image,
+		    info_state(&v[i]), mem, v[i].execs, created);
+	}
+}
+
+static void
+text_sandbox_inspect(const struct sbx_info *in)
+{
+	char	 b[64];
+
+	printf("id: %s\n", in->id);
+	printf("tenant: %s\n", in->tenant[0] ? in->tenant : "-");
+	printf("kind: %s\n", (in->flags & SBX_INFO_ONESHOT) ?
+	    "one-shot (a run's own)" : "persistent");
+	printf("name: %s\n", in->name[0] ? in->name : "-");
+	printf("image: %s\n", in->image);
+	printf("state: %s\n", info_state(in));
+	printf("init pid: %d\n", (int)in->init_pid);
+	printf("processes: %u\n", in->execs);
+	size_human(in->memory, b, sizeof(b));
+	printf("memory in use: %s\n", b);
+	epoch_human(in->created, b, sizeof(b));
+	printf("created: %s UTC\n", b);
+	epoch_human(in->last_used, b, sizeof(b));
+	printf("last used: %s UTC\n", b);
+	if (!(in->flags & SBX_INFO_ONESHOT)) {
+		epoch_human(in->expires, b, sizeof(b));
+		printf("expires: %s UTC\n", b);
+	}
+	size_human(in->lim.memory, b, sizeof(b));
+	printf("limit memory: %s\n", b);
+	printf("limit cpus: %u.%03u\n", in->lim.cpus / 1000,
+	    in->lim.cpus % 1000);
+	printf("limit pids: %u\n", in->lim.pids);
+	size_human(in->lim.disk, b, sizeof(b));
+	printf("limit disk: %s\n", b);
+	size_human(in->lim.output, b, sizeof(b));
+	printf("limit output: %s\n", b);
+	printf("limit timeout: %llu ms\n",
+	    (unsigned long long)in->lim.timeout);
+	printf("limit network: %s\n", in->lim.network == SBX_NET_EGRESS ?
+	    "egress" : "none");
+}
+
+static void
+text_sandbox_killed(const char *id)
+{
+	printf("killed %s\n", id);
+}
+
+static void
+text_config_check(const struct config_report *r)
+{
+	if (!r->loaded) {
+		printf("%s: NOT OK: it does not parse\n", r->file);
+		return;
+	}
+	printf("%s: %s%s: %zu tenants (%zu tokens), %zu limits, %zu images, "
+	    "%zu languages, %zu listen statements; %s\n", r->file,
+	    r->problems == 0 ? "OK" : "NOT OK", r->problems == 0 ? "" :
+	    " (see above)", r->tenants, r->tokens, r->limits, r->images,
+	    r->languages, r->listens, r->digest);
+}
+
+static void
+text_token(const struct token_result *t)
+{
+	printf("%s\n", t->token);
+	if (t->tenant != NULL)
+		printf("# in mcpd.conf, in the block \"tenant %s { ... }\":"
+		    "\n", t->tenant);
+	else
+		printf("# in mcpd.conf, in the tenant's block:\n");
+	printf("\ttoken \"%s\"\n", t->hash);
+}
+
 const struct output text_output = {
 	.list_begin = text_nothing,
 	.list_record = text_record,
@@ -315,4 +500,10 @@ const struct output text_output = {
 	.image_list = text_image_list,
 	.image_added = text_image_added,
 	.image_verify = text_image_verify,
+	.status = text_status,
+	.sandbox_list = text_sandbox_list,
+	.sandbox_inspect = text_sandbox_inspect,
+	.sandbox_killed = text_sandbox_killed,
+	.config_check = text_config_check,
+	.token = text_token,
 };

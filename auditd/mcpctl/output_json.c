@@ -231,6 +231,186 @@ json_image_verify(const struct image_check *chk)
 	emit(o, JSON_INDENT(2));
 }
 
+static json_t *
+json_info(const struct sbx_info *in)
+{
+	json_t	*o = json_object(), *l = json_object();
+
+	set(o, "id", json_string(in->id));
+	set(o, "tenant", jstr(in->tenant, strlen(in->tenant)));
+	set(o, "name", jstr_or_null(in->name));
+	set(o, "image", jstr(in->image, strlen(in->image)));
+	set(o, "oneshot", json_boolean(in->flags & SBX_INFO_ONESHOT));
+	set(o, "state", json_string(in->state == SBX_STATE_RUNNING ?
+	    "running" : "idle"));
+	set(o, "init_pid", json_integer(in->init_pid));
+	set(o, "processes", json_integer(in->execs));
+	set(o, "memory", json_integer((json_int_t)in->memory));
+	set(o, "created", json_integer(in->created));
+	set(o, "last_used", json_integer(in->last_used));
+	set(o, "expires", json_integer(in->expires));
+	set(l, "memory", json_integer((json_int_t)in->lim.memory));
+	set(l, "cpus", json_real(in->lim.cpus / 1000.0));
+	set(l, "pids", json_integer(in->lim.pids));
+	set(l, "disk", json_integer((json_int_t)in->lim.disk));
+	set(l, "output", json_integer((json_int_t)in->lim.output));
+	set(l, "timeout_ms", json_integer((json_int_t)in->lim.timeout));
+	set(l, "network", json_string(in->lim.network == SBX_NET_EGRESS ?
+	    "egress" : "none"));
+	set(o, "limits", l);
+	return o;
+}
+
+#define JU64(v)	json_integer((json_int_t)(v))
+
+static json_t *
+json_server(const struct sbx_server *s)
+{
+	json_t	*o = json_object(), *a = json_object(), *p = json_object();
+	json_t	*b = json_object();
+
+	set(o, "software", jstr(s->software, strlen(s->software)));
+	set(o, "pid", JU64(s->pid));
+	set(o, "protocol", JU64(s->protocol));
+	set(o, "started", json_integer(s->started));
+	set(o, "runc", jstr_or_null(s->runc));
+	set(o, "config", json_string(s->config));
+	set(a, "required", json_boolean(s->audit_required));
+	set(a, "connected", json_boolean(s->audit_connected));
+	set(a, "sent", JU64(s->audit_sent));
+	set(a, "committed", JU64(s->audit_committed));
+	set(a, "failed", JU64(s->audit_failed));
+	set(a, "waiting", JU64(s->audit_waiting));
+	set(a, "lag_ms", JU64(s->audit_lag_ms));
+	set(o, "audit", a);
+	set(p, "ready", JU64(s->pool_ready));
+	set(p, "starting", JU64(s->pool_starting));
+	set(p, "wanted", JU64(s->pool_target));
+	set(p, "claimed", JU64(s->pool_claimed));
+	set(p, "empty", JU64(s->pool_empty));
+	set(p, "failed", JU64(s->pool_failed));
+	set(o, "pool", p);
+	set(b, "persistent", JU64(s->sandboxes));
+	set(b, "persistent_running", JU64(s->sandboxes_running));
+	set(b, "oneshot", JU64(s->oneshot));
+	set(b, "processes", JU64(s->execs));
+	set(b, "requests", JU64(s->requests));
+	set(b, "uid_ranges_used", JU64(s->slots_used));
+	set(b, "uid_ranges", JU64(s->slots_total));
+	set(o, "sandboxes", b);
+	return o;
+}
+
+static void
+json_status(const struct ctl_status *st)
+{
+	json_t		*o = json_object(), *sd, *ad = json_object();
+	json_t		*peers = json_array(), *p;
+	size_t		 i;
+
+	if (st->sandboxd_up) {
+		sd = json_server(&st->server);
+		set(sd, "running", json_true());
+		set(sd, "config_is_the_file", json_boolean(strcmp(
+		    st->server.config, st->file_config) == 0));
+		for (i = 0; i < st->npeers; i++) {
+			p = json_object();
+			set(p, "role", json_string(proto_role_name(
+			    st->peers[i].role)));
+			set(p, "pid", JU64(st->peers[i].pid));
+			set(p, "uid", JU64(st->peers[i].uid));
+			set(p, "software", jstr(st->peers[i].software,
+			    strlen(st->peers[i].software)));
+			set(p, "since", json_integer(st->peers[i].since));
+			set(p, "requests", JU64(st->peers[i].requests));
+			if (json_array_append_new(peers, p) == -1)
+				errx(EXIT_ERROR, "out of memory");
+		}
+		set(sd, "peers", peers);
+	} else {
+		json_decref(peers);
+		sd = json_object();
+		set(sd, "running", json_false());
+		set(sd, "error", jstr(st->sandboxd_error,
+		    strlen(st->sandboxd_error)));
+	}
+	set(ad, "running", json_boolean(st->auditd_up));
+	if (st->auditd_up)
+		set(ad, "software", jstr(st->auditd_software,
+		    strlen(st->auditd_software)));
+	else
+		set(ad, "error", jstr(st->auditd_error,
+		    strlen(st->auditd_error)));
+	set(o, "sandboxd", sd);
+	set(o, "auditd", ad);
+	set(o, "config_file", jstr(st->conffile, strlen(st->conffile)));
+	set(o, "config_file_digest", json_string(st->file_config));
+	emit(o, JSON_INDENT(2));
+}
+
+static void
+json_sandbox_list(const struct sbx_info *v, size_t n)
+{
+	json_t	*a = json_array();
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (json_array_append_new(a, json_info(&v[i])) == -1)
+			errx(EXIT_ERROR, "out of memory");
+	emit(a, JSON_INDENT(2));
+}
+
+static void
+json_sandbox_inspect(const struct sbx_info *in)
+{
+	emit(json_info(in), JSON_INDENT(2));
+}
+
+static void
+json_sandbox_killed(const char *id)
+{
+	json_t	*o = json_object();
+
+	set(o, "killed", json_string(id));
+	emit(o, JSON_COMPACT);
+}
+
+static void
+json_config_check(const struct config_report *r)
+{
+	json_t	*o = json_object();
+
+	set(o, "file", jstr(r->file, strlen(r->file)));
+	set(o, "ok", json_boolean(r->loaded && r->problems == 0));
+	set(o, "parsed", json_boolean(r->loaded));
+	set(o, "problems", JU64(r->problems));
+	if (r->loaded) {
+		set(o, "sha256", json_string(r->digest));
+		set(o, "tenants", JU64(r->tenants));
+		set(o, "tokens", JU64(r->tokens));
+		set(o, "limits", JU64(r->limits));
+		set(o, "images", JU64(r->images));
+		set(o, "languages", JU64(r->languages));
+		set(o, "listens", JU64(r->listens));
+	}
+	emit(o, JSON_INDENT(2));
+}
+
+static void
+json_token(const struct token_result *t)
+{
+	json_t	*o = json_object();
+	char	 line[128];
+
+	snprintf(line, sizeof(line), "token \"%s\"", t->hash);
+	set(o, "token", json_string(t->token));
+	set(o, "hash", json_string(t->hash));
+	set(o, "line", json_string(line));
+	set(o, "tenant", t->tenant != NULL ? json_string(t->tenant) :
+	    json_null());
+	emit(o, JSON_INDENT(2));
+}
+
 const struct output json_output = {
 	.list_begin = json_list_begin,
 	.list_record = json_list_record,
@@ -242,4 +422,10 @@ const struct output json_output = {
 	.image_list = json_image_list,
 	.image_added = json_image_added,
 	.image_verify = json_image_verify,
+	.status = json_status,
+	.sandbox_list = json_sandbox_list,
+	.sandbox_inspect = json_sandbox_inspect,
+	.sandbox_killed = json_sandbox_killed,
+	.config_check = json_config_check,
+	.token = json_token,
 };

@@ -17,6 +17,7 @@
  *	ls -S id [-R] [-X max] path
  *	rm -S id [-R] path
  *	stop -S id
+ *	kill -S id
  *	list
  *	status -S id
  *	logs -S id [-X max]
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include "imsg.h"
+#include "imsgsync.h"
 #include "log.h"
 #include "proto.h"
 #include "sock.h"
@@ -50,7 +52,7 @@ struct buf {
 	size_t		 len;
 };
 
-static struct imsgbuf	 ib;
+static struct imsgsync	 is;
 static int		 show_chunks;	/* -C: log each output frame */
 static uint64_t		 t0;
 
@@ -98,56 +100,22 @@ usage(void)
 static void
 next_frame(struct imsg *imsg)
 {
-	struct pollfd	 pfd = { ib.fd, POLLIN, 0 };
-	ssize_t		 n;
-	int		 r;
-
-	for (;;) {
-		if ((r = imsg_get(&ib, imsg)) == 1)
-			return;
-		if (r == -1)
-			errx(1, "protocol error: %s", ib.err);
-		if (poll(&pfd, 1, -1) == -1 && errno != EINTR)
-			err(1, "poll");
-		n = imsgbuf_read(&ib);
-		if (n == 0)
-			errx(1, "sandboxd closed the connection");
-		if (n == -1 && errno != EAGAIN)
-			errx(1, "read: %s", ib.err ? ib.err : strerror(errno));
-	}
+	if (imsgsync_next(&is, imsg, -1) != 1)
+		errx(1, "%s", is.err);
 }
 
 static void
 connect_as(const char *path, uint32_t role)
 {
-	struct proto_hello	 h;
-	struct proto_reject	 rej;
-	struct imsg		 imsg;
-	int			 fd;
-
-	if ((fd = sock_unix_connect(path)) == -1)
-		err(1, "connect %s", path);
-	fd_set_nonblock(fd);
-	imsgbuf_init(&ib, fd, PROTO_MAX_FRAME, 0);
-	proto_hello_init(&h, role);
-	imsg_compose(&ib, IMSG_HELLO, 0, -1, &h, sizeof(h));
-	imsgbuf_flush(&ib);
-	next_frame(&imsg);
-	if (imsg.hdr.type == IMSG_HELLO_REJECT &&
-	    proto_payload(imsg.data, imsg.datalen, &rej, sizeof(rej)) == 0)
-		errx(1, "refused: %.*s", (int)sizeof(rej.reason), rej.reason);
-	if (imsg.hdr.type != IMSG_HELLO)
-		errx(1, "no hello");
-	imsg_free(&imsg);
+	if (imsgsync_connect(&is, path, role) == -1)
+		errx(1, "%s", is.err);
 }
 
 static void
 send_req(uint32_t type, struct buf *b)
 {
-	if (imsg_compose(&ib, type, 1, -1, b->p, b->len) == -1)
-		err(1, "request too large");
-	if (imsgbuf_flush(&ib) == -1)
-		err(1, "send");
+	if (imsgsync_send(&is, type, 1, b->p, b->len) == -1)
+		errx(1, "%s", is.err);
 	free(b->p);
 	b->p = NULL;
 	b->len = 0;
@@ -605,6 +573,8 @@ main(int argc, char *argv[])
 		rv = cmd_file(tenant, IMSG_SBX_DELETE, argc, argv);
 	else if (strcmp(cmd, "stop") == 0)
 		rv = cmd_ref(tenant, IMSG_SBX_STOP, argc, argv);
+	else if (strcmp(cmd, "kill") == 0)
+		rv = cmd_ref(tenant, IMSG_SBX_KILL, argc, argv);
 	else if (strcmp(cmd, "list") == 0)
 		rv = cmd_ref(tenant, IMSG_SBX_LIST, argc, argv);
 	else if (strcmp(cmd, "status") == 0)
@@ -613,7 +583,6 @@ main(int argc, char *argv[])
 		rv = cmd_logs(tenant, argc, argv);
 	else
 		usage();
-	imsgbuf_clear(&ib);
-	close(ib.fd);
+	imsgsync_close(&is);
 	return rv;
 }
