@@ -27,6 +27,8 @@
 #endif
 
 #define MCPD_CONF		SYSCONFDIR "/mcpd/mcpd.conf"
+/* Where a reload finds tenant users: see policy_resolve_reload(). */
+#define POLICY_PASSWD		"/etc/passwd"
 #define POLICY_NAME_MAX		64	/* tenant, limits, image, language */
 #define POLICY_USER_MAX		64	/* user and group names */
 #define POLICY_SOCK_MAX		108	/* sizeof(sun_path) */
