@@ -203,6 +203,8 @@ auditd_sandbox(const struct policy *conf, const char *confdir, int fd,
 	struct priv_syscall	*list;
 	const struct priv_path	 paths[] = {
 		{ confdir, LL_READ },
+		/* Tenant users named anew on SIGHUP are looked up there. */
+		{ POLICY_PASSWD, LL_READ },
 		{ dbdir, LL_READ | LL_WRITE },
 	};
 	char			 why[512];
@@ -265,6 +267,8 @@ main(int argc, char *argv[])
 	    -1)
 		exit(1);
 	acl_init(&auditd_acl, conf, auditd.privileged);
+	/* Of the tenants, their uids: who may send as mcpd --stdio. */
+	auditd.reload_who = POLICY_AUDITD;
 
 	daemon_start(&auditd);
 	daemon_mkdir(conf->run_dir, 0755);

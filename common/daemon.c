@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <sodium.h>
 
 #include "daemon.h"
 #include "log.h"
@@ -30,6 +31,26 @@ daemon_usage(const char *name)
 	if (strcmp(name, "mcpd") == 0)
 		fprintf(stderr, "       mcpd --stdio [-v] [-f file]\n");
 	exit(1);
+}
+
+/*
+ * daemon(3) leaves the working directory for "/", and SIGHUP reads the file
+ * again: a relative name is made absolute now.  Symbolic links are kept,
+ * so that one retargeted between reloads is followed.
+ */
+static void
+daemon_confpath(struct daemon *d)
+{
+	char	 cwd[PATH_MAX];
+
+	if (d->conffile[0] == '/')
+		return;
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		fatal("getcwd");
+	if (str_fmt(d->confpath, sizeof(d->confpath), "%s/%s", cwd,
+	    d->conffile) == -1)
+		fatalx("%s/%s: path too long", cwd, d->conffile);
+	d->conffile = d->confpath;
 }
 
 void
@@ -63,6 +84,7 @@ daemon_init(struct daemon *d, const char *name, int argc, char *argv[])
 		daemon_usage(name);
 
 	log_init(LOG_DEST_STDERR, d->verbose, name);
+	daemon_confpath(d);
 	if ((d->conf = policy_load(d->conffile)) == NULL) {
 		if (d->noaction)
 			exit(1);
@@ -98,10 +120,44 @@ daemon_signal(evutil_socket_t sig, short events, void *arg)
 		event_base_loopbreak(d->base);
 		break;
 	case SIGHUP:
-		log_warnx("SIGHUP: reloading the configuration is not "
-		    "supported yet; restart %s to apply changes", d->name);
+		daemon_reload(d);
 		break;
 	}
+}
+
+void
+daemon_reload(struct daemon *d)
+{
+	struct policy_changes	 ch;
+	struct policy		*next;
+	char			 hex[65], what[256];
+
+	if (d->reload_who == 0) {
+		log_info("SIGHUP: %s", d->no_reload != NULL ? d->no_reload :
+		    "nothing to reload");
+		return;
+	}
+	/* systemd(1) wants the time with it, to match this to its reload. */
+	systemd_notifyf("RELOADING=1\nMONOTONIC_USEC=%llu",
+	    (unsigned long long)(mono_ns() / 1000));
+	log_info("SIGHUP: reloading %s", d->conffile);
+	if ((next = policy_load(d->conffile)) == NULL ||
+	    policy_resolve_reload(next, d->conf, POLICY_PASSWD) == -1 ||
+	    (d->reload_check != NULL && d->reload_check(d, next) == -1)) {
+		log_warnx("configuration reload failed: keeping the old one");
+		policy_free(next);
+		systemd_notify("READY=1");
+		return;
+	}
+	policy_reload(d->conf, next, d->reload_who, d->name, &ch);
+	policy_free(next);
+	policy_changes_str(&ch, what, sizeof(what));
+	sodium_bin2hex(hex, sizeof(hex), d->conf->digest,
+	    sizeof(d->conf->digest));
+	log_info("configuration reloaded (sha256 %s): %s", hex, what);
+	if (d->reload_done != NULL)
+		d->reload_done(d);
+	systemd_notify("READY=1");
 }
 
 static void

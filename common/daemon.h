@@ -18,7 +18,8 @@ struct policy;
 
 struct daemon {
 	const char		*name;		/* program name for logs */
-	const char		*conffile;
+	const char		*conffile;	/* absolute: read again on HUP */
+	char			 confpath[PATH_MAX];
 	char			 confdir[PATH_MAX];	/* its directory */
 	int			 debug;		/* -d: stay in the foreground */
 	int			 verbose;	/* -v, repeatable */
@@ -32,6 +33,17 @@ struct daemon {
 	struct event		*ev_sighup;
 	struct event		*ev_watchdog;
 	struct sd_fds		 sdfds;		/* sockets from systemd */
+	/*
+	 * SIGHUP loads conffile again and merges it into conf
+	 * (policy_reload) when reload_who gives the daemon's POLICY_* bits;
+	 * reload_check may refuse the new policy first, reload_done acts on
+	 * the merged one.  Without reload_who, SIGHUP logs no_reload.
+	 */
+	int			 reload_who;
+	int			(*reload_check)(struct daemon *,
+				    const struct policy *);
+	void			(*reload_done)(struct daemon *);
+	const char		*no_reload;
 };
 
 /*
@@ -51,6 +63,12 @@ void	 daemon_ready(struct daemon *, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
 void	 daemon_status(struct daemon *, const char *, ...)
 	    __attribute__((__format__(printf, 2, 3)));
+/*
+ * What SIGHUP does: load the file again, merge it in, and tell systemd
+ * (RELOADING=1, then READY=1).  A file that does not load, or that
+ * reload_check refuses, changes nothing.
+ */
+void	 daemon_reload(struct daemon *);
 /* Run until a stop signal; then STOPPING=1. */
 void	 daemon_loop(struct daemon *);
 void	 daemon_free(struct daemon *);

@@ -336,6 +336,14 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
 	size_t			 n;
 
 	memset(peer, 0, sizeof(*peer));
+	if (auth == NULL && ls != NULL && ls->open != NULL &&
+	    ls->open->gone) {
+		/* Its listen statement changes only with a restart. */
+		auth_failed(r, "the listener's tenant was removed");
+		reply_rpc_error(r, 403, -32000, "Forbidden: this socket's "
+		    "tenant no longer exists", NULL);
+		return -1;
+	}
 	if (auth == NULL && ls != NULL && ls->open != NULL) {
 		peer->tenant = ls->open;
 		principal_of(peer->principal, "listener:%s", ls->name);
@@ -1478,6 +1486,18 @@ httpd_start(struct event_base *base, const struct policy *conf,
 	if ((h.ev_keepalive = evtimer_new(base, keepalive_cb, NULL)) == NULL)
 		fatalx("cannot create the keep-alive timer");
 	evtimer_add(h.ev_keepalive, &tv);
+}
+
+void
+httpd_reloaded(void)
+{
+	int	 i;
+
+	for (i = 0; i < h.nsocks; i++)
+		if (h.socks[i].open != NULL && h.socks[i].open->gone)
+			log_warnx("%s: tenant %s was removed: requests "
+			    "there without a token are refused", h.socks[i].name,
+			    h.socks[i].open->name);
 }
 
 unsigned int

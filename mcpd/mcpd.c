@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -270,6 +271,15 @@ static const struct priv_syscall mcpd_syscalls[] = {
 	SC_ARG(ioctl, SCMP_A1(SCMP_CMP_EQ, FIONREAD)),
 };
 
+/*
+ * SIGHUP reads the configuration and the passwd file again: opened to
+ * read, never to create or write, whatever Landlock can do here.
+ */
+static const struct priv_syscall reload_syscalls[] = {
+	SC_ARG(openat, SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT |
+	    O_TRUNC, O_RDONLY)),
+};
+
 /* What stdio mode needs for copying files in and out of sandboxes. */
 static const struct priv_syscall stdio_syscalls[] = {
 	SC(openat), SC(mkdirat), SC(mkdir), SC(getdents64), SC(fchmod),
@@ -304,8 +314,13 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 			paths[np++].access = t->paths[i].readonly ? LL_READ :
 			    LL_READ | LL_WRITE;
 		}
-	} else if (mcpd.privileged)
-		priv_drop(conf->uid, conf->gid);
+	} else {
+		/* Tenant users named anew on SIGHUP are looked up there. */
+		paths[np].path = POLICY_PASSWD;
+		paths[np++].access = LL_READ;
+		if (mcpd.privileged)
+			priv_drop(conf->uid, conf->gid);
+	}
 	/* Listening stamps our credentials: after the drop, before seccomp. */
 	for (i = 0; i < (size_t)nsocks; i++)
 		if (sock_listen(socks[i].fd) == -1)
@@ -314,10 +329,11 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 	priv_landlock(paths, np, NULL, 0, 0);
 	/*
 	 * The base set has no execve, fork, ptrace or file creation; stdio
-	 * mode adds what copies to and from this machine need.
+	 * mode adds what copies to and from this machine need, the daemon
+	 * what a reload needs.
 	 */
 	n = priv_nbase_syscalls + nitems(mcpd_syscalls) +
-	    (stdio_mode ? nitems(stdio_syscalls) : 0);
+	    (stdio_mode ? nitems(stdio_syscalls) : nitems(reload_syscalls));
 	list = xcalloc(n, sizeof(*list));
 	memcpy(list, priv_base_syscalls, priv_nbase_syscalls *
 	    sizeof(*list));
@@ -326,6 +342,9 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 	if (stdio_mode)
 		memcpy(list + priv_nbase_syscalls + nitems(mcpd_syscalls),
 		    stdio_syscalls, sizeof(stdio_syscalls));
+	else
+		memcpy(list + priv_nbase_syscalls + nitems(mcpd_syscalls),
+		    reload_syscalls, sizeof(reload_syscalls));
 	priv_seccomp(list, n);
 	free(list);
 }
@@ -472,6 +491,12 @@ mcpd_listeners(const struct policy *conf)
 }
 
 static void
+mcpd_reloaded(struct daemon *d)
+{
+	httpd_reloaded();
+}
+
+static void
 mcpd_stdio_done(void)
 {
 	event_base_loopexit(mcpd.base, NULL);
@@ -518,6 +543,9 @@ main(int argc, char *argv[])
 		/* stderr is the client's log; nothing may go to stdout. */
 		log_init(LOG_DEST_STDERR, mcpd.verbose, "mcpd");
 		mcpd.debug = 1;
+		/* One client, for as long as it runs: a new one reads anew. */
+		mcpd.no_reload = "mcpd --stdio does not reload its "
+		    "configuration: the next one started reads it";
 		if (policy_resolve(conf, POLICY_RESOLVE_TENANTS |
 		    POLICY_RESOLVE_AUDIT | (mcpd.privileged ?
 		    POLICY_RESOLVE_MCPD : 0)) == -1)
@@ -531,6 +559,8 @@ main(int argc, char *argv[])
 			exit(1);
 		acl_init(&mcpd_acl, conf, mcpd.privileged);
 		mcpd_listeners(conf);
+		mcpd.reload_who = POLICY_MCPD;
+		mcpd.reload_done = mcpd_reloaded;
 	}
 	if (sodium_init() == -1)
 		fatalx("libsodium initialisation failed");

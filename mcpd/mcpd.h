@@ -45,6 +45,8 @@ struct httpd_socket {
 void		 httpd_start(struct event_base *, const struct policy *,
 		    const struct httpd_socket *, int);
 void		 httpd_stop(void);
+/* After a reload: say which listeners' tenants are gone. */
+void		 httpd_reloaded(void);
 unsigned int	 httpd_conns(void);
 
 /*

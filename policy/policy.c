@@ -148,7 +148,7 @@ policy_limits(const struct policy *p, const char *name)
 	struct limits	*l;
 
 	TAILQ_FOREACH(l, &p->limits, entry)
-		if (strcmp(l->name, name) == 0)
+		if (!l->gone && strcmp(l->name, name) == 0)
 			return l;
 	return NULL;
 }
@@ -296,7 +296,7 @@ policy_tenant(const struct policy *p, const char *name)
 	struct tenant	*t;
 
 	TAILQ_FOREACH(t, &p->tenants, entry)
-		if (strcmp(t->name, name) == 0)
+		if (!t->gone && strcmp(t->name, name) == 0)
 			return t;
 	return NULL;
 }
@@ -494,6 +494,8 @@ dump_limits(FILE *fp, const struct policy *p)
 	char		 buf[32];
 
 	TAILQ_FOREACH(l, &p->limits, entry) {
+		if (l->gone)
+			continue;
 		fprintf(fp, "\nlimits ");
 		dump_string(fp, l->name);
 		fprintf(fp, " {\n");
@@ -552,6 +554,8 @@ dump_tenants(FILE *fp, const struct policy *p)
 	size_t		 i, j;
 
 	TAILQ_FOREACH(t, &p->tenants, entry) {
+		if (t->gone)
+			continue;
 		fprintf(fp, "\ntenant ");
 		dump_string(fp, t->name);
 		fprintf(fp, " {\n");

@@ -27,6 +27,8 @@
 #endif
 
 #define MCPD_CONF		SYSCONFDIR "/mcpd/mcpd.conf"
+/* Where a reload finds tenant users: see policy_resolve_reload(). */
+#define POLICY_PASSWD		"/etc/passwd"
 #define POLICY_NAME_MAX		64	/* tenant, limits, image, language */
 #define POLICY_USER_MAX		64	/* user and group names */
 #define POLICY_SOCK_MAX		108	/* sizeof(sun_path) */
@@ -95,6 +97,7 @@ struct limits {
 	uint64_t		 idle;		/* ms a sandbox may sit unused */
 	uint64_t		 lifetime;	/* ms a sandbox may exist */
 	uint32_t		 set;		/* LIMIT_* given in the file */
+	int			 gone;		/* removed by a reload */
 };
 
 enum listen_type {
@@ -136,6 +139,11 @@ struct tenant {
 	uint32_t		 max_requests;	/* MCP requests in flight */
 	struct tenant_path	*paths;
 	size_t			 npaths;
+	/*
+	 * Removed by a reload: kept for those who point to it, with no
+	 * token or uid, and found by no lookup.
+	 */
+	int			 gone;
 };
 
 enum image_type {
@@ -232,9 +240,51 @@ void		 policy_free(struct policy *);
 #define POLICY_RESOLVE_TENANTS	0x04	/* tenant uids */
 int		 policy_resolve(struct policy *, int);
 
+/*
+ * The tenant uids of next, a policy loaded again while cur runs, in a
+ * daemon whose confinement the name service's modules may not work in:
+ * names are looked up in the passwd file (/etc/passwd) alone, else taken
+ * from cur if it knows them, else read as numbers.  Returns 0, or -1 after
+ * logging a name found nowhere.
+ */
+int		 policy_resolve_reload(struct policy *, const struct policy *,
+		    const char *);
+
+/* Which daemon reloads: policy_reload() warns about what it uses. */
+#define POLICY_MCPD		0x01
+#define POLICY_SANDBOXD		0x02
+#define POLICY_AUDITD		0x04
+
+struct policy_changes {
+	unsigned int		 tenants_added;
+	unsigned int		 tenants_changed;
+	unsigned int		 tenants_removed;
+	unsigned int		 limits_added;
+	unsigned int		 limits_changed;
+	unsigned int		 limits_removed;
+	int			 allow_changed;	/* allow host, allow origin */
+	unsigned int		 ignored;	/* need a restart */
+};
+
+/*
+ * SIGHUP: merge next (loaded and resolved) into cur in place.  Sessions,
+ * jobs and sandboxes hold pointers to tenants and limits, so those are
+ * updated where they are: new ones are added, removed ones are kept but
+ * marked gone.  Tenants' tokens, uids, limits and maxima, limits values
+ * and the allow lists change; every other setting the daemon (named, its
+ * POLICY_* bits in who) uses is logged as needing a restart and left as
+ * it was.  cur takes the new digest.  next is left to be freed.
+ */
+void		 policy_reload(struct policy *, struct policy *, int,
+		    const char *, struct policy_changes *);
+/* "1 tenant added, 2 limits changed", or "nothing changed". */
+void		 policy_changes_str(const struct policy_changes *, char *,
+		    size_t);
+
 /* Print the policy as a file that policy_load() reads back unchanged. */
 void		 policy_dump(FILE *, const struct policy *);
 
+/* Tenants and limits gone in a reload are not found. */
 struct limits	*policy_limits(const struct policy *, const char *);
 struct image	*policy_image(const struct policy *, const char *);
 struct language	*policy_language(const struct policy *, const char *);

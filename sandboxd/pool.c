@@ -9,7 +9,9 @@
  * limits differ only in memory, CPU or fewer pids has them written to the
  * claimed container's cgroups before anything runs; one that differs in
  * disk or network, or finds no warm container ready, starts its own
- * container as it would without a pool.
+ * container as it would without a pool.  A reload may change "default"
+ * under the pool: each warm container is judged by the limits it was
+ * started with, and one those no longer fit is replaced.
  *
  * Refills happen after runs end, when a start completes and on the
  * reaper's tick, at most POOL_STARTS at a time, so that a burst is served
@@ -132,6 +134,33 @@ pool_start(const struct image *im)
 	return 0;
 }
 
+/*
+ * Whether a container started with the pool's limits can serve a run with
+ * lim, after cgroup writes: disk and network are fixed at start, and the
+ * pids rlimit cannot be raised from outside.
+ */
+static int
+pool_fits(const struct limits *pl, const struct limits *lim)
+{
+	return lim->disk == pl->disk && lim->network == pl->network &&
+	    lim->pids <= pl->pids;
+}
+
+/* Warm containers a reload's "default" limits do not fit: replaced. */
+static void
+pool_retire(void)
+{
+	const struct limits	*pl = pool_limits();
+	struct sandbox		*sb, *next;
+
+	TAILQ_FOREACH_SAFE(sb, &sbd->sandboxes, entry, next)
+		if (sb->pooled && sb->state == SB_RUNNING &&
+		    !pool_fits(&sb->lim, pl)) {
+			stats.shrunk++;
+			sandbox_destroy(sb, 0, "the default limits changed");
+		}
+}
+
 /* Bring every pool towards its target. */
 void
 pool_fill(void)
@@ -143,6 +172,7 @@ pool_fill(void)
 
 	if (!sbd->priv_ready || sbd->shutting_down)
 		return;
+	pool_retire();
 	pool_count(NULL, &ready, &starting);
 	all = starting;
 	TAILQ_FOREACH(im, &sbd->conf->images, entry) {
@@ -212,18 +242,6 @@ pool_started(struct sandbox *sb, const char *error)
 }
 
 /*
- * Whether a container started with the pool's limits can serve a run with
- * lim, after cgroup writes: disk and network are fixed at start, and the
- * pids rlimit cannot be raised from outside.
- */
-static int
-pool_fits(const struct limits *pl, const struct limits *lim)
-{
-	return lim->disk == pl->disk && lim->network == pl->network &&
-	    lim->pids <= pl->pids;
-}
-
-/*
  * A warm container of the image for a one-shot run of tenant with lim,
  * now the run's own; or NULL for a cold start.
  */
@@ -232,27 +250,27 @@ pool_claim(const char *image, const char *tenant, const struct limits *lim)
 {
 	struct sandbox		*sb;
 	struct pool		*p = pool_get(image);
-	const struct limits	*pl = pool_limits();
 
 	p->last_claim = now_ms();
 	if (p->emptied) {
 		p->emptied = 0;
 		pool_fill();
 	}
-	if (!pool_fits(pl, lim)) {
+	if (!pool_fits(pool_limits(), lim)) {
 		stats.misfit++;
 		return NULL;
 	}
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
 		if (sb->pooled && sb->state == SB_RUNNING &&
-		    strcmp(sb->image, image) == 0)
+		    strcmp(sb->image, image) == 0 && pool_fits(&sb->lim, lim))
 			break;
 	if (sb == NULL) {
 		stats.empty++;
 		return NULL;
 	}
 	sb->pooled = 0;
-	if (cgroup_sandbox_limits(sb->id, pl, lim) == -1) {
+	/* From what it was started with, which a reload may have changed. */
+	if (cgroup_sandbox_limits(sb->id, &sb->lim, lim) == -1) {
 		stats.failed++;
 		sandbox_destroy(sb, 0, "its limits could not be set");
 		return NULL;

@@ -314,6 +314,9 @@ sandboxd_sandbox(int fd)
 	priv_no_new_privs();
 	paths[np].path = sandboxd.confdir;
 	paths[np++].access = LL_READ;
+	/* Tenant users named anew on SIGHUP are looked up there. */
+	paths[np].path = POLICY_PASSWD;
+	paths[np++].access = LL_READ;
 	paths[np].path = sbd->conf->state_dir;
 	paths[np++].access = LL_READ | LL_WRITE;
 	paths[np].path = sbd->conf->run_dir;
@@ -356,6 +359,51 @@ static void
 sandboxd_reap_cb(evutil_socket_t fd, short events, void *arg)
 {
 	sandbox_reap();
+	pool_fill();
+}
+
+/* The helper checked this at start; it cannot be told of new limits. */
+static int
+sandboxd_reload_check(struct daemon *d, const struct policy *next)
+{
+	struct limits	*l;
+
+	TAILQ_FOREACH(l, &next->limits, entry)
+		if (l->network == NET_EGRESS &&
+		    access("/usr/bin/slirp4netns", X_OK) == -1) {
+			log_warnx("limits \"%s\" allow network egress, which "
+			    "needs slirp4netns: install it", l->name);
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * Sandboxes keep the limits they were made with.  A removed tenant's
+ * persistent ones stay until their idle time or lifetime ends: a tenant
+ * put back by the next reload finds them again.
+ */
+static void
+sandboxd_reloaded(struct daemon *d)
+{
+	struct tenant	*t;
+	struct sandbox	*sb;
+	unsigned int	 n;
+
+	TAILQ_FOREACH(t, &sbd->conf->tenants, entry) {
+		if (!t->gone)
+			continue;
+		n = 0;
+		TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
+			if (sb->persistent && strcmp(sb->tenant, t->name) == 0)
+				n++;
+		if (n > 0)
+			log_warnx("tenant %s was removed but has %u persistent "
+			    "sandbox%s: kept until %s", t->name, n,
+			    n == 1 ? "" : "es", n == 1 ? "it expires" :
+			    "they expire");
+	}
+	/* Warm containers of the old "default" limits are replaced. */
 	pool_fill();
 }
 
@@ -432,6 +480,9 @@ main(int argc, char *argv[])
 	daemon_mkdir(conf->run_dir, 0755);
 	daemon_mkdir(conf->state_dir, 0755);
 	pfd = sandboxd_fork_priv();
+	sandboxd.reload_who = POLICY_SANDBOXD;
+	sandboxd.reload_check = sandboxd_reload_check;
+	sandboxd.reload_done = sandboxd_reloaded;
 	daemon_start(&sandboxd);
 
 	sbd = &sandboxd_state;
