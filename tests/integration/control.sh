@@ -262,11 +262,12 @@ sys.exit(0 if d[\"hash\"]==h and d[\"line\"]==\"token \\\"\"+h+\"\\\"\" else 1)"
 ctl token new "bad name"
 check "token new with a bad tenant name: usage, exit 2" test "$RC" -eq 2
 
-# The new token, put in the file, works once mcpd has read it.
+# The new token, put in the file, works once mcpd has read it again.
 sed -i "s|^\ttoken \"sha256:2222.*|\ttoken $LINE|" "$CONF"
-stop mcpd
-start mcpd
-wait_log "$T/mcpd.log" "connected to sandboxd" > /dev/null
+n=$(count_in "$T/mcpd.log" "configuration reloaded")
+kill -HUP "${PID[mcpd]}"
+check "mcpd reloads the file on SIGHUP" \
+    wait_for 10 count_gt "$T/mcpd.log" "configuration reloaded" "${n:-0}"
 code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/mcp" \
     -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
     -H "Authorization: Bearer $TOK" \
