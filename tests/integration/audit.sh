@@ -447,8 +447,8 @@ dd if=/dev/zero of="$AFS/filler" bs=64k > /dev/null 2>&1
 # What space the database had left goes to records until none is left:
 # big batches first, then one small record at a time, since a batch that
 # failed leaves room in the WAL file that a smaller one still fits in.
-"$LOAD" -n 100000 -w 16 -b 2000 "$RUN/auditd.sock" > "$T/full.out" 2>&1
-"$LOAD" -n 100000 -w 1 -b 1 "$RUN/auditd.sock" > "$T/full1.out" 2>&1
+"$LOAD" -f -n 100000 -w 16 -b 2000 "$RUN/auditd.sock" > "$T/full.out" 2>&1
+"$LOAD" -f -n 100000 -w 1 -b 1 "$RUN/auditd.sock" > "$T/full1.out" 2>&1
 check "auditd refuses records once the disk is full ($(tail -1 "$T/full.out"))" \
     grep -q 'refused: audit database: database or disk is full' "$T/full.out"
 check "and says so in its log" \

@@ -3,10 +3,11 @@
  * the durability tests and the benchmark, and the same work done two
  * simpler ways as a baseline.
  *
- *	auditload [-b bytes] [-n count] [-o ackfile] [-w window] socket
+ *	auditload [-f] [-b bytes] [-n count] [-o ackfile] [-w window] socket
  *		Send count records (default 1000), at most window of them
  *		unacknowledged (default 1), each body "n=I" and "pad=" of
- *		bytes 'x' (default 200).  Every acknowledgement that carries
+ *		bytes 'x' (default 200); with -f, none after the first that
+ *		auditd refuses (to fill a disk).  Every acknowledgement that carries
  *		a seq is written to ackfile, "I SEQ", by one write(2), so the
  *		file holds exactly what auditd acknowledged, whatever
  *		happens after.  Must run as root: auditd takes the role
@@ -56,6 +57,7 @@
 
 static struct imsgbuf	 ib;
 static uint64_t		 count = 1000, window = 1, padlen = 200;
+static int		 fill;		/* -f: stop at the first refusal */
 static uint32_t		 role = ROLE_SANDBOXD;
 
 static void
@@ -260,6 +262,9 @@ stream(const char *path, const char *ackpath)
 				ack.error[sizeof(ack.error) - 1] = '\0';
 				str_copy(first, ack.error, sizeof(first));
 			}
+			/* -f: what is on its way is answered, no more. */
+			if (fill)
+				count = sent;
 		}
 		imsg_free(&imsg);
 	}
@@ -351,7 +356,7 @@ main(int argc, char *argv[])
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (sodium_init() == -1)
 		errx(1, "sodium_init failed");
-	while ((ch = getopt(argc, argv, "b:D:n:o:r:SX:w:")) != -1) {
+	while ((ch = getopt(argc, argv, "b:D:fn:o:r:SX:w:")) != -1) {
 		switch (ch) {
 		case 'b':
 			if ((e = str_to_u64(optarg, 0, 60000, &padlen)) != NULL)
@@ -380,6 +385,9 @@ main(int argc, char *argv[])
 			break;
 		case 'X':
 			kind = optarg;
+			break;
+		case 'f':
+			fill = 1;
 			break;
 		case 'w':
 			if ((e = str_to_u64(optarg, 1, 100000,
