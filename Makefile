@@ -311,5 +311,5 @@ uninstall:
 clean:
 	rm -rf build build-san $(FZ)
 
--include $(shell find $(B) $(if $(filter fuzz%,$(MAKECMDGOALS)),$(FZ)) \
-    -name '*.d' 2>/dev/null)
+# The fuzz build's too: fuzz-build's sub-make names its binaries alone.
+-include $(shell find $(B) $(FZ) -name '*.d' 2>/dev/null)
