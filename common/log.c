@@ -48,13 +48,28 @@ log_procname(void)
 	return log_name;
 }
 
+/*
+ * A message may quote a client (a header, a client's name): a newline in
+ * it would forge a line of its own, so control characters become '?'.
+ */
 static void
-log_write(int pri, const char *msg)
+log_clean(char *msg)
+{
+	unsigned char	*p;
+
+	for (p = (unsigned char *)msg; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+static void
+log_write(int pri, char *msg)
 {
 	char	 line[2048];
 	int	 n;
 	ssize_t	 w;
 
+	log_clean(msg);
 	if (log_dest == LOG_DEST_SYSLOG) {
 		syslog(pri, "%s", msg);
 		return;

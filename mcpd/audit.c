@@ -21,6 +21,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mcpd.h"
+#include "metrics.h"
 #include "policy.h"
 #include "proc.h"
 #include "proto.h"
@@ -29,6 +30,7 @@
 static struct conn	*auditconn;
 static int		 start_sent;
 static unsigned int	 unsent;		/* records lost while away */
+static struct mx_audit	 stats;
 
 static void
 maudit_send(uint32_t event, uint32_t outcome, const char *tenant,
@@ -41,6 +43,8 @@ maudit_send(uint32_t event, uint32_t outcome, const char *tenant,
 		if (unsent++ == 0)
 			log_warnx("auditd is not connected: tool calls go "
 			    "unrecorded by mcpd until it is");
+		stats.failed++;
+		metrics_error(MX_E_AUDIT_UNSENT);
 		return;
 	}
 	memset(&r, 0, sizeof(r));
@@ -55,7 +59,13 @@ maudit_send(uint32_t event, uint32_t outcome, const char *tenant,
 	iov[0].iov_len = sizeof(r);
 	iov[1].iov_base = b->buf;
 	iov[1].iov_len = b->len;
-	conn_composev(auditconn, IMSG_AUDIT_RECORD, 0, -1, iov, 2);
+	if (conn_composev(auditconn, IMSG_AUDIT_RECORD, 0, -1, iov, 2) ==
+	    -1) {
+		stats.failed++;
+		return;
+	}
+	stats.sent++;
+	stats.waiting++;
 }
 
 static void
@@ -96,6 +106,15 @@ void
 maudit_down(void)
 {
 	auditconn = NULL;
+	/* Whether auditd committed them before it went, no one will say. */
+	stats.failed += stats.waiting;
+	stats.waiting = 0;
+}
+
+void
+maudit_stats(struct mx_audit *out)
+{
+	*out = stats;
 }
 
 /* An acknowledgement: only a failure is worth a word. */
@@ -108,8 +127,15 @@ maudit_ack(struct imsg *imsg)
 	    -1)
 		return;
 	ack.error[sizeof(ack.error) - 1] = '\0';
-	if (ack.seq == 0)
-		log_warnx("auditd did not commit a record: %s", ack.error);
+	if (stats.waiting > 0)
+		stats.waiting--;
+	if (ack.seq != 0) {
+		stats.committed++;
+		return;
+	}
+	stats.failed++;
+	metrics_error(MX_E_AUDIT_REFUSED);
+	log_warnx("auditd did not commit a record: %s", ack.error);
 }
 
 /* Stop, with the record on its way before mcpd exits. */
@@ -120,19 +146,6 @@ maudit_stop(void)
 		return;
 	maudit_lifecycle(AEV_DAEMON_STOP, "signal or end of input");
 	(void)imsgbuf_flush(&auditconn->iev.ibuf);
-}
-
-static const char *
-transport_name(enum mcp_transport t)
-{
-	switch (t) {
-	case MCP_T_STDIO:
-		return "stdio";
-	case MCP_T_HTTP:
-		return "http";
-	default:
-		return "sse";
-	}
 }
 
 /*
@@ -180,7 +193,7 @@ maudit_tool_call(const struct mcp_req *req, const char *result, int code)
 		audit_body_str(&b, "task", "yes");
 	audit_body_str(&b, "tool", json_is_string(name) ?
 	    json_string_value(name) : "");
-	audit_body_str(&b, "transport", transport_name(req->transport));
+	audit_body_str(&b, "transport", mcp_transport_name(req->transport));
 	maudit_send(AEV_TOOL_CALL, strcmp(result, "ok") == 0 ? AOC_OK :
 	    AOC_FAILED, req->peer.tenant != NULL ? req->peer.tenant->name :
 	    NULL, sandbox, &b);

@@ -1,6 +1,7 @@
 /*
  * Turning sandbox bytes into what JSON and MCP can carry: valid UTF-8,
- * base64, MIME types, times and signal names.
+ * base64, MIME types, times and signal names; and client text into a
+ * value of a key=value log line.
  */
 #include <sys/types.h>
 
@@ -148,5 +149,41 @@ signal_name(int sig)
 		if (names[i].sig == sig)
 			return names[i].name;
 	snprintf(buf, sizeof(buf), "signal %d", sig);
+	return buf;
+}
+
+/*
+ * A value for a "key=value" log line: as it is when it is printable ASCII
+ * with no space, quote or backslash, else in double quotes with those
+ * escaped and other bytes as \xNN, so that one value is always one word
+ * and a line always parses the same.  Cut to fit buf.
+ */
+const char *
+log_value(const char *s, char *buf, size_t len)
+{
+	const unsigned char	*p;
+	size_t			 n = 0;
+	int			 plain = *s != '\0';
+
+	for (p = (const unsigned char *)s; *p != '\0' && plain; p++)
+		plain = *p > 0x20 && *p < 0x7f && *p != '"' && *p != '\\';
+	if (plain) {
+		(void)snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	if (len < 3)
+		return "\"\"";
+	buf[n++] = '"';
+	for (p = (const unsigned char *)s; *p != '\0' && n + 5 < len; p++) {
+		if (*p == '"' || *p == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = (char)*p;
+		} else if (*p < 0x20 || *p >= 0x7f)
+			n += (size_t)snprintf(buf + n, len - n, "\\x%02x", *p);
+		else
+			buf[n++] = (char)*p;
+	}
+	buf[n++] = '"';
+	buf[n] = '\0';
 	return buf;
 }

@@ -196,6 +196,8 @@ conn_error(struct http_conn *c, int code, const char *why)
 		conn_close_queued(c);
 		return;
 	}
+	if (c->srv->set.status != NULL)
+		c->srv->set.status(code);
 	n = snprintf(body, sizeof(body), "%d %s: %s\n", code,
 	    http_status_text(code), why);
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: text/plain"
@@ -944,6 +946,8 @@ reply_head(struct http_conn *c, int code, const char *type,
 {
 	struct evbuffer	*out = bufferevent_get_output(c->bev);
 
+	if (c->srv->set.status != NULL)
+		c->srv->set.status(code);
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", code,
 	    http_status_text(code));
 	if (type != NULL)

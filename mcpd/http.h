@@ -62,6 +62,8 @@ struct http_settings {
 	unsigned int	 body_timeout;	/* s to send the body */
 	unsigned int	 idle_timeout;	/* s of keep-alive between requests */
 	size_t		 max_queued;	/* bytes unsent before we give up */
+	/* Optional: told the status of every response, as it starts. */
+	void		(*status)(int);
 };
 
 typedef void	(*http_handler_fn)(struct http_req *, void *);

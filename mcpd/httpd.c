@@ -1,6 +1,8 @@
 /*
  * MCP over HTTP: Streamable HTTP at /mcp (both eras) and the 2024-11-05
- * HTTP+SSE transport at /sse and /messages.
+ * HTTP+SSE transport at /sse and /messages; and, after the same Host and
+ * Origin checks, /healthz for anyone and /metrics for its readers
+ * (observe.c).
  *
  * Every request is checked in the same order: Host and Origin (DNS
  * rebinding), then the client's credentials, then the method and media
@@ -32,6 +34,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mcpd.h"
+#include "metrics.h"
 #include "policy.h"
 #include "util.h"
 
@@ -295,24 +298,27 @@ principal_of(uint8_t out[32], const char *fmt, ...)
 }
 
 /*
- * Failed authentications are recorded, at most AUTH_RECORDS_PER_S a
- * second: a client guessing tokens must not drown the audit trail.
+ * Failed authentications are counted, and recorded and logged at most
+ * AUTH_RECORDS_PER_S a second: a client guessing tokens must not drown
+ * the audit trail or the log.
  */
 #define AUTH_RECORDS_PER_S	10
 
 static void
-auth_failed(const struct http_req *r, const char *reason)
+auth_failed(const struct http_req *r, enum mx_auth why, const char *reason)
 {
 	static uint64_t	 second;
 	static unsigned	 count, dropped;
 	uint64_t	 now = mono_ms() / 1000;
-	char		 msg[96];
+	char		 msg[96], peer[96], path[96];
 
+	metrics_auth_failure(why);
 	if (now != second) {
 		if (dropped > 0) {
 			snprintf(msg, sizeof(msg), "%u more failures not "
 			    "recorded one by one", dropped);
 			maudit_auth_failure("many", msg);
+			log_info("auth_failure peer=many count=%u", dropped);
 		}
 		second = now;
 		count = dropped = 0;
@@ -321,7 +327,29 @@ auth_failed(const struct http_req *r, const char *reason)
 		dropped++;
 		return;
 	}
+	log_info("auth_failure peer=%s reason=%s path=%s",
+	    log_value(r->peer, peer, sizeof(peer)), metrics_auth_name(why),
+	    log_value(r->path, path, sizeof(path)));
 	maudit_auth_failure(r->peer, reason);
+}
+
+/* The hash of a well-formed "Bearer <token>"; -1 if it is none. */
+static int
+bearer_hash(const struct http_req *r, const char *auth, uint8_t hash[32])
+{
+	const char	*tok;
+	size_t		 n;
+
+	if (http_header_count(r, "authorization") != 1 ||
+	    strncasecmp(auth, "bearer ", 7) != 0)
+		return -1;
+	for (tok = auth + 7; *tok == ' '; tok++)
+		;
+	n = strlen(tok);
+	if (n == 0 || n > TOKEN_MAX || strchr(tok, ' ') != NULL)
+		return -1;
+	crypto_hash_sha256(hash, (const unsigned char *)tok, n);
+	return 0;
 }
 
 /* The tenant of a request; -1 once it has been answered 401/403. */
@@ -330,16 +358,15 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
 {
 	const struct lsock	*ls = r->larg;
 	const char		*auth = http_header(r, "authorization");
-	const char		*tok;
 	const struct tenant	*t;
 	uint8_t			 hash[32];
-	size_t			 n;
 
 	memset(peer, 0, sizeof(*peer));
 	if (auth == NULL && ls != NULL && ls->open != NULL &&
 	    ls->open->gone) {
 		/* Its listen statement changes only with a restart. */
-		auth_failed(r, "the listener's tenant was removed");
+		auth_failed(r, MX_AUTH_TENANT_GONE,
+		    "the listener's tenant was removed");
 		reply_rpc_error(r, 403, -32000, "Forbidden: this socket's "
 		    "tenant no longer exists", NULL);
 		return -1;
@@ -349,13 +376,14 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
 		principal_of(peer->principal, "listener:%s", ls->name);
 		snprintf(peer->desc, sizeof(peer->desc), "tenant %s (%s)",
 		    ls->open->name, ls->name);
+		snprintf(peer->cred, sizeof(peer->cred), "listener:%s",
+		    ls->name);
 		return 0;
 	}
 	if (auth == NULL && r->has_cred) {
 		if ((t = policy_tenant_by_uid(h.conf, r->uid)) == NULL) {
-			log_info("http %s: uid %u is no tenant's", r->peer,
-			    (unsigned)r->uid);
-			auth_failed(r, "a uid that is no tenant's");
+			auth_failed(r, MX_AUTH_UNKNOWN_UID,
+			    "a uid that is no tenant's");
 			reply_rpc_error(r, 403, -32000, "Forbidden: this uid "
 			    "is not a tenant of this server", NULL);
 			return -1;
@@ -364,34 +392,37 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
 		principal_of(peer->principal, "uid:%u", (unsigned)r->uid);
 		snprintf(peer->desc, sizeof(peer->desc), "tenant %s (uid %u)",
 		    t->name, (unsigned)r->uid);
+		snprintf(peer->cred, sizeof(peer->cred), "uid:%u",
+		    (unsigned)r->uid);
 		return 0;
 	}
 	if (auth == NULL) {
-		auth_failed(r, "no credentials");
+		auth_failed(r, MX_AUTH_NONE, "no credentials");
 		reply_rpc_error(r, 401, -32000, "Unauthorized: send "
 		    "Authorization: Bearer <token>",
 		    "WWW-Authenticate: Bearer realm=\"mcp\"\r\n");
 		return -1;
 	}
-	if (http_header_count(r, "authorization") != 1 ||
-	    strncasecmp(auth, "bearer ", 7) != 0)
+	if (bearer_hash(r, auth, hash) == -1)
 		goto bad;
-	for (tok = auth + 7; *tok == ' '; tok++)
-		;
-	n = strlen(tok);
-	if (n == 0 || n > TOKEN_MAX || strchr(tok, ' ') != NULL)
-		goto bad;
-	crypto_hash_sha256(hash, (const unsigned char *)tok, n);
-	if ((t = policy_tenant_by_token(h.conf, hash)) == NULL)
-		goto bad;
+	if ((t = policy_tenant_by_token(h.conf, hash)) == NULL) {
+		if (!policy_metrics_token(h.conf, hash))
+			goto bad;
+		auth_failed(r, MX_AUTH_FORBIDDEN, "a metrics token, "
+		    "elsewhere than /metrics");
+		reply_rpc_error(r, 403, -32000, "Forbidden: this token may "
+		    "read /metrics and nothing else", NULL);
+		return -1;
+	}
 	peer->tenant = t;
 	memcpy(peer->principal, hash, sizeof(peer->principal));
 	snprintf(peer->desc, sizeof(peer->desc), "tenant %s (token %02x%02x)",
 	    t->name, hash[0], hash[1]);
+	snprintf(peer->cred, sizeof(peer->cred), "token:%02x%02x", hash[0],
+	    hash[1]);
 	return 0;
  bad:
-	log_info("http %s: a bad bearer token", r->peer);
-	auth_failed(r, "a bad bearer token");
+	auth_failed(r, MX_AUTH_BAD_TOKEN, "a bad bearer token");
 	reply_rpc_error(r, 401, -32000, "Unauthorized: the bearer token is "
 	    "not valid", "WWW-Authenticate: Bearer realm=\"mcp\", "
 	    "error=\"invalid_token\"\r\n");
@@ -708,7 +739,7 @@ static void
 xchg_done(struct xchg *x)
 {
 	if (x->init && x->sess != NULL && x->sess->state == SESS_NEW)
-		session_end(x->sess);	/* initialize failed */
+		session_end(x->sess, "initialize-failed");
 	xchg_free(x);
 }
 
@@ -850,9 +881,7 @@ live_gone(struct http_req *r)
 		hs = l->owner;
 		hs->sse = NULL;
 		free(l);
-		log_debug("%s: SSE session %s: the client went away",
-		    hs->sess->peer.desc, hs->sess->id);
-		session_end(hs->sess);
+		session_end(hs->sess, "disconnected");
 		return;
 	}
 	free(l);
@@ -1276,9 +1305,7 @@ mcp_delete(struct http_req *r, const struct mcp_peer *peer)
 	}
 	if ((sess = named_session(r, peer)) == NULL)
 		return;
-	log_info("%s: session %s ended by the client", sess->peer.desc,
-	    sess->id);
-	session_end(sess);
+	session_end(sess, "deleted");
 	http_reply(r, 200, NULL, NULL, NULL, 0);
 }
 
@@ -1378,19 +1405,81 @@ sse_post(struct http_req *r, const struct mcp_peer *peer)
 
 /* --- Routing --------------------------------------------------------- */
 
+/*
+ * /metrics: a metrics token, a client of a metrics tenant, or root on a
+ * unix socket (the administrator, who could read mcpd's memory anyway);
+ * -1 once refused.
+ */
+static int
+metrics_admit(struct http_req *r)
+{
+	const char	*auth = http_header(r, "authorization");
+	struct mcp_peer	 peer;
+	uint8_t		 hash[32];
+
+	if (auth == NULL && r->has_cred && r->uid == 0)
+		return 0;
+	if (auth != NULL && bearer_hash(r, auth, hash) == 0 &&
+	    policy_metrics_token(h.conf, hash))
+		return 0;
+	if (authenticate(r, &peer) == -1)
+		return -1;
+	if (policy_metrics_tenant(h.conf, peer.tenant))
+		return 0;
+	auth_failed(r, MX_AUTH_FORBIDDEN, "a tenant not allowed to read "
+	    "/metrics");
+	reply_plain(r, 403, NULL, "Forbidden: this tenant may not read "
+	    "/metrics (see \"metrics\" in mcpd.conf(5))\n");
+	return -1;
+}
+
+/*
+ * /healthz and /metrics take GET and HEAD with no body.  head: this is
+ * the head of a request with a body, which is refused before it is read.
+ */
+static void
+observe(struct http_req *r, int head)
+{
+	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0)
+		reply_plain(r, 405, "Allow: GET, HEAD\r\n",
+		    "method not allowed\n");
+	else if (head)
+		reply_plain(r, 400, NULL, "this endpoint takes no body\n");
+	else if (strcmp(r->path, "/healthz") == 0)
+		observe_healthz(r);	/* anyone who passed Host and Origin */
+	else if (metrics_admit(r) == 0)
+		observe_metrics(r);
+}
+
+static void
+host_refused(struct http_req *r)
+{
+	const char	*host = http_header(r, "host");
+	const char	*origin = http_header(r, "origin");
+	char		 p[96], hq[128], oq[128];
+
+	metrics_error(MX_E_HOST);
+	log_info("host_refused peer=%s host=%s origin=%s",
+	    log_value(r->peer, p, sizeof(p)),
+	    host != NULL ? log_value(host, hq, sizeof(hq)) : "-",
+	    origin != NULL ? log_value(origin, oq, sizeof(oq)) : "-");
+	reply_rpc_error(r, 403, -32000, "Forbidden: this Host or Origin is "
+	    "not allowed", NULL);
+}
+
 /* Host and Origin, the path, the credentials: -1 once answered. */
 static int
-httpd_admit(struct http_req *r, struct mcp_peer *peer)
+httpd_admit(struct http_req *r, struct mcp_peer *peer, int head)
 {
 	if (!host_allowed(http_header(r, "host")) ||
 	    !origin_allowed(http_header(r, "origin")) ||
 	    http_header_count(r, "origin") > 1) {
-		log_info("http %s: refused Host %s, Origin %s", r->peer,
-		    http_header(r, "host") ? http_header(r, "host") : "-",
-		    http_header(r, "origin") ? http_header(r, "origin") :
-		    "-");
-		reply_rpc_error(r, 403, -32000, "Forbidden: this Host or "
-		    "Origin is not allowed", NULL);
+		host_refused(r);
+		return -1;
+	}
+	if (strcmp(r->path, "/healthz") == 0 ||
+	    strcmp(r->path, "/metrics") == 0) {
+		observe(r, head);
 		return -1;
 	}
 	if (strcmp(r->path, "/mcp") != 0 && strcmp(r->path, "/sse") != 0 &&
@@ -1418,7 +1507,7 @@ httpd_head(struct http_req *r, void *arg)
 {
 	struct mcp_peer	 peer;
 
-	(void)httpd_admit(r, &peer);
+	(void)httpd_admit(r, &peer, 1);
 }
 
 static void
@@ -1427,7 +1516,7 @@ httpd_handle(struct http_req *r, void *arg)
 	struct mcp_peer	 peer;
 	int		 is_mcp, is_sse, is_msg;
 
-	if (httpd_admit(r, &peer) == -1)
+	if (httpd_admit(r, &peer, 0) == -1)
 		return;
 	is_mcp = strcmp(r->path, "/mcp") == 0;
 	is_sse = strcmp(r->path, "/sse") == 0;
@@ -1467,6 +1556,7 @@ httpd_start(struct event_base *base, const struct policy *conf,
 	set.body_timeout = 60;
 	set.idle_timeout = 120;
 	set.max_queued = 32 * 1024 * 1024;
+	set.status = metrics_http_status;
 	h.srv = http_server_new(base, &set, httpd_handle, NULL);
 	h.socks = xcalloc((size_t)nsocks, sizeof(*h.socks));
 	h.nsocks = nsocks;

@@ -9,6 +9,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcpd.h"
+#include "metrics.h"
 #include "util.h"
 
 /* Depth of arrays and objects, strings skipped; -1 past max. */
@@ -139,6 +140,8 @@ rpc_error(json_t *id, int code, const char *message, json_t *data)
 {
 	json_t	*err;
 
+	/* Every JSON-RPC error mcpd sends is made here, once. */
+	metrics_rpc_error(code);
 	err = json_pack("{s:i, s:o}", "code", code, "message",
 	    utf8_json((const uint8_t *)message, strlen(message)));
 	if (data != NULL)

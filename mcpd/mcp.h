@@ -86,6 +86,7 @@ struct mcp_peer {
 	const struct tenant	*tenant;
 	uint8_t			 principal[32];	/* token hash, or uid's */
 	char			 desc[160];	/* logs: "tenant a (uid 0)" */
+	char			 cred[80];	/* "token:1a2b", "uid:0" ... */
 };
 int		 mcp_peer_same(const struct mcp_peer *,
 		    const struct mcp_peer *);
@@ -95,6 +96,8 @@ enum mcp_transport {
 	MCP_T_HTTP,		/* Streamable HTTP */
 	MCP_T_SSE,		/* the 2024-11-05 HTTP+SSE transport */
 };
+/* "stdio", "http", "sse" */
+const char	*mcp_transport_name(enum mcp_transport);
 
 struct mcp_req;
 struct mcp_out;
@@ -148,6 +151,7 @@ struct mcp_session {
 	struct mcp_out		*chan;
 	TAILQ_HEAD(, mcp_ask)	 asks;
 	json_int_t		 next_ask;
+	uint64_t		 started;	/* mono_ms() */
 	uint64_t		 last_active;	/* mono_ms() */
 	unsigned int		 refs;		/* requests and streams */
 	void			*tdata;		/* the transport's */
@@ -178,6 +182,7 @@ struct mcp_req {
 	void			*hctx;
 	void			(*cancel)(struct mcp_req *);
 	uint64_t		 started;	/* mono_ms() */
+	char			 note[96];	/* for its log line: "k=v ..." */
 };
 
 /* The transports' way in. */
@@ -264,7 +269,11 @@ int		 mcp_ask(struct mcp_req *, const char *, json_t *, mcp_ask_fn,
 struct mcp_session *session_new(enum mcp_transport, const struct mcp_peer *);
 struct mcp_session *session_find(const char *);
 /* End it: requests cancelled, state freed once nothing refers to it. */
-void		 session_end(struct mcp_session *);
+/* reason: a word for its log line (expired, deleted ...). */
+void		 session_end(struct mcp_session *, const char *);
+/* "EVENT tenant=... session=... transport=..." and extra. */
+void		 session_log(const struct mcp_session *, const char *,
+		    const char *);
 void		 session_ref(struct mcp_session *);
 void		 session_unref(struct mcp_session *);
 void		 session_touch(struct mcp_session *);
@@ -311,6 +320,8 @@ const char	*tools_instructions(void);
 void		 tools_init(void);
 /* A listed tool's inputSchema, for Mcp-Param-* checks; NULL if none. */
 json_t		*tools_input_schema(const char *);
+/* The tool table's own copy of a tool's name, NULL if none is so named. */
+const char	*tools_name(const char *);
 
 /* Resources and completion (resources.c). */
 void		 resources_list(struct mcp_req *);

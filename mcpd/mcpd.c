@@ -38,6 +38,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mcpd.h"
+#include "metrics.h"
 #include "policy.h"
 #include "priv.h"
 #include "proc.h"
@@ -174,6 +175,8 @@ mcpd_pong(struct sibling *s, struct conn *c, struct imsg *imsg)
 			log_debug("ping %s: next hop not answering (%.3f ms)",
 			    path, ms);
 		s->answered = 0;
+		if (s == &sib_sandboxd)
+			metrics_sandboxd(1, 0);
 		mcpd_ping_arm(s, PING_RETRY_MS);
 		return;
 	}
@@ -183,6 +186,8 @@ mcpd_pong(struct sibling *s, struct conn *c, struct imsg *imsg)
 		log_debug("ping %s -> mcpd: %.3f ms", path, ms);
 	s->answered = 1;
 	s->fails = 0;
+	if (s == &sib_sandboxd)
+		metrics_sandboxd(1, 1);
 	mcpd_ping_arm(s, PING_INTERVAL_MS);
 }
 
@@ -213,10 +218,14 @@ mcpd_up(struct conn *c)
 	s->sent_ns = 0;
 	s->answered = 0;
 	s->fails = 0;
-	if (s == &sib_sandboxd)
+	if (s == &sib_sandboxd) {
+		/* Whether it reaches auditd, its first pong says. */
+		metrics_sandboxd(1, 0);
 		sbx_calls_up(c);
-	else
+	} else {
+		metrics_auditd(1);
 		maudit_up(c);
+	}
 	mcpd_ping_send(s);
 	mcpd_update_status();
 }
@@ -228,10 +237,13 @@ mcpd_down(struct conn *c, const char *why)
 
 	evtimer_del(s->ev_ping);
 	s->sent_ns = 0;
-	if (s == &sib_sandboxd)
+	if (s == &sib_sandboxd) {
+		metrics_sandboxd(0, 0);
 		sbx_calls_down(why);
-	else
+	} else {
+		metrics_auditd(0);
 		maudit_down();
+	}
 	mcpd_update_status();
 }
 
@@ -569,6 +581,7 @@ main(int argc, char *argv[])
 
 	daemon_start(&mcpd);
 	mcp_base = mcpd.base;
+	metrics_init();
 	mcp_init(stdio_mode);
 	if (stdio_mode) {
 		/* Before the sandbox: the descriptors are shuffled. */
@@ -579,6 +592,8 @@ main(int argc, char *argv[])
 		    strlen(buf));
 		snprintf(peer.desc, sizeof(peer.desc), "tenant %s (uid %u)",
 		    t->name, (unsigned)getuid());
+		snprintf(peer.cred, sizeof(peer.cred), "uid:%u",
+		    (unsigned)getuid());
 		if ((sess = session_new(MCP_T_STDIO, &peer)) == NULL)
 			fatalx("cannot create the session");
 		stdio_start(mcpd.base, sess, mcpd_stdio_done);

@@ -49,6 +49,11 @@ void		 httpd_stop(void);
 void		 httpd_reloaded(void);
 unsigned int	 httpd_conns(void);
 
+/* observe.c: /healthz and /metrics, for a request let in. */
+struct http_req;
+void		 observe_healthz(struct http_req *);
+void		 observe_metrics(struct http_req *);
+
 /*
  * ops.c: one request to sandboxd on behalf of an MCP request.  The frames
  * answering it are collected; done() runs once, after the last.
@@ -99,6 +104,8 @@ uint8_t		*b64_decode(const char *, size_t, size_t *);
 /* "2026-11-21T14:35:12Z" */
 void		 iso_time(int64_t, char *, size_t);
 const char	*signal_name(int);
+/* Text as one value of a key=value log line, in buf. */
+const char	*log_value(const char *, char *, size_t);
 
 /* audit.c */
 struct conn;
@@ -109,6 +116,8 @@ void		 maudit_ack(struct imsg *);
 void		 maudit_stop(void);
 void		 maudit_tool_call(const struct mcp_req *, const char *, int);
 void		 maudit_auth_failure(const char *, const char *);
+struct mx_audit;
+void		 maudit_stats(struct mx_audit *);
 
 /* local.c: stdio mode's copies between the machine and a sandbox. */
 int		 local_path_allowed(const char *, int, char *, size_t,

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mcpd.h"
+#include "metrics.h"
 #include "proto.h"
 #include "sbxcall.h"
 #include "util.h"
@@ -237,6 +238,7 @@ op_frame(void *arg, struct imsg *imsg)
 	op_picture_end(op);
 	if (op->broken && op->final != IMSG_SBX_ERROR) {
 		log_warnx("sandboxd sent a malformed answer");
+		metrics_error(MX_E_SBX_MALFORMED);
 		op->final = IMSG_SBX_ERROR;
 		memset(&op->error, 0, sizeof(op->error));
 		op->error.code = SBX_E_INTERNAL;

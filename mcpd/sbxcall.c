@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "metrics.h"
 #include "proc.h"
 #include "proto.h"
 #include "sbxcall.h"
@@ -55,6 +56,7 @@ wait_timer(evutil_socket_t fd, short events, void *arg)
 	    call->deadline <= now) {
 		TAILQ_REMOVE(&waiting, call, entry);
 		TAILQ_INSERT_TAIL(&calls, call, entry);
+		metrics_error(MX_E_SBX_UNAVAILABLE);
 		call_fail(call, "the sandbox service is not reachable; try "
 		    "again shortly");
 	}
@@ -149,8 +151,10 @@ sbx_calls_down(const char *why)
 	else
 		snprintf(msg, sizeof(msg), "the sandbox service went away "
 		    "(%s); try again", why);
-	while ((call = TAILQ_FIRST(&calls)) != NULL)
+	while ((call = TAILQ_FIRST(&calls)) != NULL) {
+		metrics_error(MX_E_SBX_UNAVAILABLE);
 		call_fail(call, msg);
+	}
 }
 
 struct sbx_call *
@@ -252,6 +256,18 @@ sbx_calls_shutdown(void)
 	}
 }
 
+/* sandboxd's errors, by kind, whoever asked. */
+static void
+calls_count_error(const struct imsg *imsg)
+{
+	struct sbx_error	 e;
+
+	if (proto_payload(imsg->data, imsg->datalen, &e, sizeof(e)) == -1)
+		metrics_error(MX_E_SBX_MALFORMED);
+	else
+		metrics_sbx_error(e.code);
+}
+
 void
 sbx_calls_dispatch(struct imsg *imsg)
 {
@@ -265,6 +281,8 @@ sbx_calls_dispatch(struct imsg *imsg)
 		    imsg->hdr.peerid);
 		return;
 	}
+	if (imsg->hdr.type == IMSG_SBX_ERROR)
+		calls_count_error(imsg);
 	if (call->fn != NULL)
 		call->fn(call->arg, imsg);
 	if (sbx_frame_final(imsg->hdr.type))
@@ -275,4 +293,10 @@ size_t
 sbx_calls_pending(void)
 {
 	return ncalls;
+}
+
+int
+sbx_calls_connected(void)
+{
+	return sbxconn != NULL;
 }

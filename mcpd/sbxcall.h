@@ -38,6 +38,8 @@ void		 sbx_call_cancel(struct sbx_call *);
 void		 sbx_call_detach(struct sbx_call *);
 void		 sbx_calls_dispatch(struct imsg *);
 size_t		 sbx_calls_pending(void);
+/* Is sandboxd connected: does a call leave now, rather than wait? */
+int		 sbx_calls_connected(void);
 /* Is this frame the last of its call? */
 int		 sbx_frame_final(uint32_t);
 

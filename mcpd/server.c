@@ -23,6 +23,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mcpd.h"
+#include "metrics.h"
 #include "proto.h"
 #include "util.h"
 
@@ -283,6 +284,48 @@ req_free(struct mcp_req *req)
 	free(req);
 }
 
+const char *
+mcp_transport_name(enum mcp_transport t)
+{
+	switch (t) {
+	case MCP_T_STDIO:
+		return "stdio";
+	case MCP_T_HTTP:
+		return "http";
+	default:
+		return "sse";
+	}
+}
+
+/*
+ * A tools/call has ended: its audit record, its counters and one line an
+ * admin can grep, whose values are names of the policy, of the tool
+ * table and of mcpd's, never the client's own text.
+ */
+static void
+call_ended(struct mcp_req *req, const char *outcome, int code)
+{
+	const char	*tool;
+	char		 num[24] = "";
+	uint64_t	 ms = mono_ms() - req->started;
+
+	tool = tools_name(json_string_value(json_object_get(req->params,
+	    "name")));
+	maudit_tool_call(req, outcome, code);
+	metrics_tool_call(tool, outcome, ms);
+	if (code != 0)
+		(void)snprintf(num, sizeof(num), " code=%d", code);
+	log_info("tool_call tenant=%s cred=%s tool=%s outcome=%s ms=%llu "
+	    "transport=%s session=%s%s%s%s%s",
+	    req->peer.tenant != NULL ? req->peer.tenant->name : "-",
+	    req->peer.cred[0] != '\0' ? req->peer.cred : "-",
+	    tool != NULL ? tool : "other", outcome, (unsigned long long)ms,
+	    mcp_transport_name(req->transport), req->sess == NULL ? "-" :
+	    req->sess->id[0] != '\0' ? req->sess->id : "stdio",
+	    req->task != NULL ? " task=yes" : "", num,
+	    req->note[0] != '\0' ? " " : "", req->note);
+}
+
 /* Stop it: the handler lets go, the transport hears it ended unanswered. */
 static void
 req_cancel(struct mcp_req *req, const char *why)
@@ -291,7 +334,7 @@ req_cancel(struct mcp_req *req, const char *why)
 
 	log_debug("%s: %s cancelled: %s", req->peer.desc, req->method, why);
 	if (strcmp(req->method, "tools/call") == 0)
-		maudit_tool_call(req, "cancelled", 0);
+		call_ended(req, "cancelled", 0);
 	if (req->cancel != NULL)
 		req->cancel(req);
 	/* The transport may free the out: the request lets go of it first. */
@@ -447,14 +490,14 @@ req_send_final(struct mcp_req *req, json_t *msg, int status)
 	if (strcmp(req->method, "tools/call") == 0) {
 		res = json_object_get(msg, "result");
 		if (res == NULL)
-			maudit_tool_call(req, "error", (int)json_integer_value(
+			call_ended(req, "error", (int)json_integer_value(
 			    json_object_get(json_object_get(msg, "error"),
 			    "code")));
 		else if (json_object_get(res, "taskId") != NULL ||
 		    json_object_get(res, "task") != NULL)
-			maudit_tool_call(req, "task-created", 0);
+			call_ended(req, "task-created", 0);
 		else
-			maudit_tool_call(req, json_is_true(json_object_get(res,
+			call_ended(req, json_is_true(json_object_get(res,
 			    "isError")) ? "tool-error" : "ok", 0);
 	}
 	req_free(req);
@@ -805,6 +848,23 @@ mcp_task_status(const struct mcp_peer *peer, const char *taskid,
 
 /* --- Lifecycle methods ------------------------------------------------ */
 
+/* Its log line, with what the client says it is: quoted, it is theirs. */
+static void
+session_opened(struct mcp_session *sess, json_t *client)
+{
+	const char	*name, *version;
+	char		 who[160], q[200], extra[256];
+
+	name = json_string_value(json_object_get(client, "name"));
+	version = json_string_value(json_object_get(client, "version"));
+	(void)snprintf(who, sizeof(who), "%.80s%s%.40s",
+	    name != NULL ? name : "?", version != NULL ? "/" : "",
+	    version != NULL ? version : "");
+	(void)snprintf(extra, sizeof(extra), " version=%s client=%s",
+	    mcp_version_name(sess->version), log_value(who, q, sizeof(q)));
+	session_log(sess, "session_open", extra);
+}
+
 static void
 m_initialize(struct mcp_req *req)
 {
@@ -841,12 +901,7 @@ m_initialize(struct mcp_req *req)
 	if (json_is_object(client))
 		sess->client = json_deep_copy(client);
 	sess->state = SESS_INITIALIZING;
-	log_info("%s: session %s: %s client %s %s", sess->peer.desc,
-	    sess->id[0] != '\0' ? sess->id : "stdio", mcp_version_name(v),
-	    json_string_value(json_object_get(client, "name")) ?
-	    json_string_value(json_object_get(client, "name")) : "?",
-	    json_string_value(json_object_get(client, "version")) ?
-	    json_string_value(json_object_get(client, "version")) : "");
+	session_opened(sess, client);
 	res = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion",
 	    versions[v], "capabilities", mcp_capabilities(v), "serverInfo",
 	    mcp_server_info(v), "instructions", tools_instructions());

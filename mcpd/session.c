@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/queue.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,9 +61,7 @@ session_evict(const struct mcp_peer *peer)
 	}
 	if (old == NULL)
 		return -1;
-	log_info("%s: session %s ended to make room for a new one",
-	    old->peer.desc, old->id);
-	session_end(old);
+	session_end(old, "evicted");
 	return 0;
 }
 
@@ -91,6 +90,7 @@ session_new(enum mcp_transport transport, const struct mcp_peer *peer)
 	sess->caps = json_object();
 	sess->level = -1;
 	sess->peer = *peer;
+	sess->started = mono_ms();
 	sess->subs = json_object();
 	sess->next_ask = 1;
 	TAILQ_INIT(&sess->asks);
@@ -115,11 +115,31 @@ session_find(const char *id)
 	return found;
 }
 
+/* One line as it opens (initialize answered) and one as it ends. */
 void
-session_end(struct mcp_session *sess)
+session_log(const struct mcp_session *sess, const char *event,
+    const char *extra)
 {
+	log_info("%s tenant=%s cred=%s session=%s transport=%s%s", event,
+	    sess->peer.tenant != NULL ? sess->peer.tenant->name : "-",
+	    sess->peer.cred[0] != '\0' ? sess->peer.cred : "-",
+	    sess->id[0] != '\0' ? sess->id : "stdio",
+	    mcp_transport_name(sess->transport), extra);
+}
+
+void
+session_end(struct mcp_session *sess, const char *reason)
+{
+	char	 extra[96];
+
 	if (sess->state == SESS_ENDED)
 		return;
+	/* A session no initialize was answered for was never opened. */
+	if (sess->state != SESS_NEW) {
+		(void)snprintf(extra, sizeof(extra), " reason=%s ms=%llu",
+		    reason, (unsigned long long)(mono_ms() - sess->started));
+		session_log(sess, "session_close", extra);
+	}
 	sess->state = SESS_ENDED;
 	TAILQ_REMOVE(&sessions, sess, entry);
 	nsessions--;
@@ -185,12 +205,8 @@ session_sweep(evutil_socket_t fd, short events, void *arg)
 
 	TAILQ_FOREACH_SAFE(sess, &sessions, entry, tsess)
 		if (session_idle(sess) &&
-		    now - sess->last_active > SESS_IDLE_MS) {
-			log_info("%s: session %s expired after %llu minutes "
-			    "idle", sess->peer.desc, sess->id,
-			    (unsigned long long)(SESS_IDLE_MS / 60000));
-			session_end(sess);
-		}
+		    now - sess->last_active > SESS_IDLE_MS)
+			session_end(sess, "expired");
 	evtimer_add(ev_sweep, &tv);
 }
 
@@ -210,7 +226,7 @@ session_shutdown(void)
 	struct mcp_session	*sess;
 
 	while ((sess = TAILQ_FIRST(&sessions)) != NULL)
-		session_end(sess);
+		session_end(sess, "shutdown");
 	if (ev_sweep != NULL) {
 		event_free(ev_sweep);
 		ev_sweep = NULL;

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mcpd.h"
+#include "metrics.h"
 #include "policy.h"
 #include "proto.h"
 #include "tools.h"
@@ -468,6 +469,16 @@ tool_find(const char *name, const struct mcp_req *req)
 	return NULL;
 }
 
+const char *
+tools_name(const char *name)
+{
+	const struct tool	*t;
+
+	if (name == NULL || (t = tool_find(name, NULL)) == NULL)
+		return NULL;
+	return t->name;
+}
+
 json_t *
 tools_input_schema(const char *name)
 {
@@ -733,6 +744,8 @@ struct run {
 	struct mcp_req		*req;
 	struct op		*op;
 	int			 exec;		/* sandbox_exec, not run_code */
+	const char		*language;	/* run_code: the policy's name */
+	const char		*result;	/* of the last to end, counted */
 	char			 sandbox[SBX_NAME_MAX];
 	/* sandbox_exec's commands, and the request parts they share */
 	json_t			*cmds;
@@ -774,10 +787,41 @@ run_free(struct run *r)
 	free(r);
 }
 
+/* A run or a command has ended: counted, and named on its log line. */
+static void
+run_counted(struct run *r, const struct sbx_result *res)
+{
+	if (r->exec)
+		metrics_exec(res);
+	else
+		metrics_run(r->language, res);
+	r->result = metrics_result_name(res);
+}
+
+static void
+run_note(struct run *r)
+{
+	if (r->exec)
+		(void)snprintf(r->req->note, sizeof(r->req->note),
+		    "commands=%zu result=%s", json_array_size(r->results),
+		    r->result != NULL ? r->result : "none");
+	else
+		(void)snprintf(r->req->note, sizeof(r->req->note),
+		    "language=%s result=%s", r->language, r->result);
+}
+
 static void
 run_cancel(struct mcp_req *req)
 {
-	run_free(req->hctx);
+	struct run		*r = req->hctx;
+	struct sbx_result	 res;
+
+	if (r->op != NULL) {
+		memset(&res, 0, sizeof(res));
+		res.flags = SBX_R_CANCELLED;
+		run_counted(r, &res);
+	}
+	run_free(r);
 }
 
 static void
@@ -1036,6 +1080,8 @@ run_code_done(struct op *op)
 
 	r->op = NULL;
 	run_flush(r);
+	run_counted(r, op->final == IMSG_SBX_RESULT ? &op->result : NULL);
+	run_note(r);
 	if (op->final != IMSG_SBX_RESULT) {
 		req->cancel = NULL;
 		run_free(r);
@@ -1151,7 +1197,7 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 	struct args		 a;
 	struct sbx_run		 sr;
 	struct evbuffer		*b, *tail;
-	struct language		*lang;
+	struct language		*lang = NULL;
 	const char		*language, *code, *in, *sandbox, *image, *why;
 	size_t			 codelen, inlen, i;
 	json_t			*argv, *env, *v;
@@ -1212,6 +1258,7 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 		evbuffer_add(b, in, inlen);
 
 	r = run_new(req, 0);
+	r->language = lang->name;
 	r->timeout = timeout;
 	if (sandbox != NULL)
 		str_copy(r->sandbox, sandbox, sizeof(r->sandbox));
@@ -1224,7 +1271,6 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 		return;
 	}
 	r->op->output = run_output;
-	(void)lang;
 }
 
 static void	exec_next(struct run *);
@@ -1262,6 +1308,7 @@ exec_finish(struct run *r)
 	evbuffer_free(b);
 	st = json_pack("{s:O, s:O, s:b}", "results", r->results, "exit_code",
 	    last != NULL ? last : json_null(), "all_succeeded", all);
+	run_note(r);
 	logs_changed(req, r->sandbox);
 	req->cancel = NULL;
 	run_free(r);
@@ -1283,9 +1330,12 @@ exec_done(struct op *op)
 	r->op = NULL;
 	run_flush(r);
 	cmd = json_string_value(json_array_get(r->cmds, r->next));
+	run_counted(r, op->final == IMSG_SBX_RESULT ? &op->result : NULL);
 	if (op->final != IMSG_SBX_RESULT) {
 		if (r->next == 0) {
 			req = r->req;
+			(void)snprintf(req->note, sizeof(req->note),
+			    "commands=1 result=%s", r->result);
 			req->cancel = NULL;
 			run_free(r);
 			op_tool_error(req, op, "sandbox_exec");

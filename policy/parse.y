@@ -175,6 +175,8 @@ struct parse_ctx {
 	size_t		 nimage_refs;
 	struct ref	*listen_refs;	/* listeners that name a tenant */
 	size_t		 nlisten_refs;
+	struct ref	*metrics_refs;	/* the tenants metrics names */
+	size_t		 nmetrics_refs;
 };
 
 static int	 yylex(YYSTYPE *, YYLTYPE *, struct parse_ctx *);
@@ -248,6 +250,10 @@ static void	 audit_required(struct parse_ctx *, const struct ploc *,
 		    int);
 static void	 audit_excerpt(struct parse_ctx *, const struct ploc *,
 		    char *);
+static void	 metrics_token(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 metrics_tenant(struct parse_ctx *, const struct ploc *,
+		    char *);
 }
 
 %token	INCLUDE "include" USER "user" GROUP "group" RUN "run"
@@ -265,7 +271,7 @@ static void	 audit_excerpt(struct parse_ctx *, const struct ploc *,
 %token	LANGUAGE "language" ALIAS "alias" FILENAME "file" BUILD "build"
 %token	VERSION "version"
 %token	AUDIT "audit" REQUIRED "required" YES "yes" NO "no"
-%token	DATABASE "database" EXCERPT "excerpt"
+%token	DATABASE "database" EXCERPT "excerpt" METRICS "metrics"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
 %type	<string> string imgname macroname listentenant
@@ -287,12 +293,14 @@ grammar		: %empty
 		;
 
 /*
- * "local" was a word like any other until "local path": it remains a
- * value, so that files naming a tenant or macro "local" still load.
+ * "local" was a word like any other until "local path", and "metrics"
+ * until the metrics statements: they remain values, so that files naming
+ * a tenant "local" or "metrics" (or a macro "local") still load.
  */
 string		: STRING
 		| NUMBER
 		| LOCAL				{ $$ = xstrdup("local"); }
+		| METRICS			{ $$ = xstrdup("metrics"); }
 		;
 
 /* The built-in image's name is also a keyword. */
@@ -353,6 +361,8 @@ main		: USER string {
 		}
 		| ALLOW HOST string		{ allow_host(ctx, &@1, $3); }
 		| ALLOW ORIGIN string		{ allow_origin(ctx, &@1, $3); }
+		| METRICS TOKEN string		{ metrics_token(ctx, &@1, $3); }
+		| METRICS TENANT string		{ metrics_tenant(ctx, &@1, $3); }
 		| IMAGE imgname HOST pool {
 			image_add(ctx, &@1, $2, IMAGE_HOST, NULL, $4);
 		}
@@ -522,6 +532,7 @@ static const struct keyword {
 	{ "local",		LOCAL },
 	{ "max",		MAXIMUM },
 	{ "memory",		MEMORY },
+	{ "metrics",		METRICS },
 	{ "mode",		MODE },
 	{ "network",		NETWORK },
 	{ "no",			NO },
@@ -613,7 +624,10 @@ describe(struct parse_ctx *ctx, yysymbol_kind_t sym, int with_text,
 	}
 }
 
-/* "local" may stand wherever a string may, and goes without saying. */
+/*
+ * "local" and "metrics" may stand wherever a string may, and go without
+ * saying.
+ */
 static int
 unlist_local(yysymbol_kind_t *expected, int n)
 {
@@ -625,7 +639,8 @@ unlist_local(yysymbol_kind_t *expected, int n)
 	if (!string)
 		return n;
 	for (i = j = 0; i < n; i++)
-		if (expected[i] != YYSYMBOL_LOCAL)
+		if (expected[i] != YYSYMBOL_LOCAL &&
+		    expected[i] != YYSYMBOL_METRICS)
 			expected[j++] = expected[i];
 	return j;
 }
@@ -2006,12 +2021,38 @@ tenant_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 	free(name);
 }
 
+/* A token is one tenant's, or a metrics reader's: never two of them. */
+static int
+token_used(struct parse_ctx *ctx, const struct ploc *loc,
+    const uint8_t hash[POLICY_TOKEN_HASH_LEN])
+{
+	const struct policy	*p = ctx->p;
+	const struct tenant	*t;
+	size_t			 i;
+
+	TAILQ_FOREACH(t, &p->tenants, entry)
+		for (i = 0; i < t->ntokens; i++)
+			if (memcmp(t->tokens[i], hash,
+			    POLICY_TOKEN_HASH_LEN) == 0) {
+				perr(ctx, loc, "token already used by tenant "
+				    "\"%s\"", t->name);
+				return -1;
+			}
+	for (i = 0; i < p->nmetrics_tokens; i++)
+		if (memcmp(p->metrics_tokens[i], hash,
+		    POLICY_TOKEN_HASH_LEN) == 0) {
+			perr(ctx, loc, "token already used by \"metrics "
+			    "token\"");
+			return -1;
+		}
+	return 0;
+}
+
 static void
 tenant_token(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 {
 	uint8_t		 hash[POLICY_TOKEN_HASH_LEN];
 	struct tenant	*t;
-	size_t		 i;
 
 	ctx->fields |= FIELD_TOKEN;
 	/* The value is not repeated: it may be a secret put here by mistake. */
@@ -2019,13 +2060,8 @@ tenant_token(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 		perr(ctx, loc, "token: not \"sha256:\" and 64 hex digits");
 		goto done;
 	}
-	TAILQ_FOREACH(t, &ctx->p->tenants, entry)
-		for (i = 0; i < t->ntokens; i++)
-			if (memcmp(t->tokens[i], hash, sizeof(hash)) == 0) {
-				perr(ctx, loc, "token already used by tenant "
-				    "\"%s\"", t->name);
-				goto done;
-			}
+	if (token_used(ctx, loc, hash) == -1)
+		goto done;
 	t = ctx->tenant;
 	t->tokens = xreallocarray(t->tokens, t->ntokens + 1,
 	    sizeof(*t->tokens));
@@ -2420,6 +2456,66 @@ finish_images(struct parse_ctx *ctx)
 	}
 }
 
+/*
+ * metrics: a token that may read /metrics and do nothing else, or a
+ * tenant whose clients may read it besides their own work.
+ */
+static void
+metrics_token(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	struct policy	*p = ctx->p;
+	uint8_t		 hash[POLICY_TOKEN_HASH_LEN];
+
+	if (parse_token(s, hash) == -1)
+		perr(ctx, loc, "metrics token: not \"sha256:\" and 64 hex "
+		    "digits");
+	else if (token_used(ctx, loc, hash) == 0) {
+		p->metrics_tokens = xreallocarray(p->metrics_tokens,
+		    p->nmetrics_tokens + 1, sizeof(*p->metrics_tokens));
+		memcpy(p->metrics_tokens[p->nmetrics_tokens++], hash,
+		    sizeof(hash));
+	}
+	sodium_memzero(hash, sizeof(hash));
+	free(s);
+}
+
+static void
+metrics_tenant(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	struct policy	*p = ctx->p;
+	size_t		 i;
+
+	if (check_name(ctx, loc, "tenant name", s) == -1)
+		goto done;
+	for (i = 0; i < p->nmetrics_tenants; i++)
+		if (strcmp(p->metrics_tenants[i], s) == 0) {
+			perr(ctx, loc, "metrics tenant \"%s\" given twice", s);
+			goto done;
+		}
+	p->metrics_tenants = xreallocarray(p->metrics_tenants,
+	    p->nmetrics_tenants + 1, sizeof(*p->metrics_tenants));
+	p->metrics_tenants[p->nmetrics_tenants++] = s;
+	/* It may be defined further down. */
+	ref_add(&ctx->metrics_refs, &ctx->nmetrics_refs, loc, s);
+	return;
+ done:
+	free(s);
+}
+
+static void
+finish_metrics(struct parse_ctx *ctx)
+{
+	const char	*name;
+	size_t		 i;
+
+	for (i = 0; i < ctx->nmetrics_refs; i++) {
+		name = ctx->metrics_refs[i].obj;
+		if (policy_tenant(ctx->p, name) == NULL)
+			perr(ctx, &ctx->metrics_refs[i].loc, "metrics tenant: "
+			    "unknown tenant \"%s\"", name);
+	}
+}
+
 static void
 finish_listens(struct parse_ctx *ctx)
 {
@@ -2464,6 +2560,7 @@ finish(struct parse_ctx *ctx)
 	struct policy	*p = ctx->p;
 
 	finish_listens(ctx);
+	finish_metrics(ctx);
 	finish_limits(ctx);
 	finish_images(ctx);
 	if (TAILQ_EMPTY(&ctx->p->languages))
@@ -2530,6 +2627,7 @@ ctx_free(struct parse_ctx *ctx)
 	free(ctx->tenant_refs);
 	free(ctx->image_refs);
 	free(ctx->listen_refs);
+	free(ctx->metrics_refs);
 	free(ctx);
 }
 

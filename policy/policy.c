@@ -43,6 +43,11 @@ policy_free(struct policy *p)
 	}
 	free_strings(p->allow_hosts, p->nallow_hosts);
 	free_strings(p->allow_origins, p->nallow_origins);
+	if (p->metrics_tokens != NULL)
+		sodium_memzero(p->metrics_tokens, p->nmetrics_tokens *
+		    sizeof(*p->metrics_tokens));
+	free(p->metrics_tokens);
+	free_strings(p->metrics_tenants, p->nmetrics_tenants);
 	while ((l = TAILQ_FIRST(&p->limits)) != NULL) {
 		TAILQ_REMOVE(&p->limits, l, entry);
 		free(l);
@@ -339,6 +344,33 @@ policy_tenant_by_token(const struct policy *p,
 	return (struct tenant *)found;
 }
 
+int
+policy_metrics_token(const struct policy *p,
+    const uint8_t hash[POLICY_TOKEN_HASH_LEN])
+{
+	size_t	 i;
+	int	 found = 0;
+
+	for (i = 0; i < p->nmetrics_tokens; i++)
+		found |= sodium_memcmp(p->metrics_tokens[i], hash,
+		    POLICY_TOKEN_HASH_LEN) == 0;
+	return found;
+}
+
+/* By name: a tenant a reload removed is no longer found by it. */
+int
+policy_metrics_tenant(const struct policy *p, const struct tenant *t)
+{
+	size_t	 i;
+
+	if (t == NULL || t->gone)
+		return 0;
+	for (i = 0; i < p->nmetrics_tenants; i++)
+		if (strcmp(p->metrics_tenants[i], t->name) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * The canonical printout.  Every value is written in a form the lexer
  * reads back to the same bits: strings quoted, sizes and durations in the
@@ -583,6 +615,24 @@ dump_tenants(FILE *fp, const struct policy *p)
 }
 
 static void
+dump_metrics(FILE *fp, const struct policy *p)
+{
+	size_t	 i, j;
+
+	if (p->nmetrics_tokens == 0 && p->nmetrics_tenants == 0)
+		return;
+	fputc('\n', fp);
+	for (i = 0; i < p->nmetrics_tokens; i++) {
+		fprintf(fp, "metrics token \"sha256:");
+		for (j = 0; j < POLICY_TOKEN_HASH_LEN; j++)
+			fprintf(fp, "%02x", p->metrics_tokens[i][j]);
+		fprintf(fp, "\"\n");
+	}
+	for (i = 0; i < p->nmetrics_tenants; i++)
+		dump_kv(fp, "", "metrics tenant", p->metrics_tenants[i]);
+}
+
+static void
 dump_languages(FILE *fp, const struct policy *p)
 {
 	struct language	*l;
@@ -628,6 +678,7 @@ policy_dump(FILE *fp, const struct policy *p)
 	dump_limits(fp, p);
 	dump_images(fp, p);
 	dump_tenants(fp, p);
+	dump_metrics(fp, p);
 	dump_languages(fp, p);
 	dump_audit(fp, p);
 }

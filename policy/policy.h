@@ -216,6 +216,11 @@ struct policy {
 	size_t			 nallow_hosts;
 	char			**allow_origins;	/* browser Origins */
 	size_t			 nallow_origins;
+	/* Who may read mcpd's /metrics, beside root on a UNIX socket. */
+	uint8_t			(*metrics_tokens)[POLICY_TOKEN_HASH_LEN];
+	size_t			 nmetrics_tokens;
+	char			**metrics_tenants;
+	size_t			 nmetrics_tenants;
 	TAILQ_HEAD(, limits)	 limits;
 	TAILQ_HEAD(, tenant)	 tenants;
 	TAILQ_HEAD(, image)	 images;
@@ -263,6 +268,7 @@ struct policy_changes {
 	unsigned int		 limits_changed;
 	unsigned int		 limits_removed;
 	int			 allow_changed;	/* allow host, allow origin */
+	int			 metrics_changed;	/* metrics statements */
 	unsigned int		 ignored;	/* need a restart */
 };
 
@@ -293,6 +299,12 @@ struct tenant	*policy_tenant_by_uid(const struct policy *, uid_t);
 /* Compares against every token of every tenant in constant time. */
 struct tenant	*policy_tenant_by_token(const struct policy *,
 		    const uint8_t [POLICY_TOKEN_HASH_LEN]);
+
+/* A "metrics token" (in constant time), a "metrics tenant": 1 or 0. */
+int		 policy_metrics_token(const struct policy *,
+		    const uint8_t [POLICY_TOKEN_HASH_LEN]);
+int		 policy_metrics_tenant(const struct policy *,
+		    const struct tenant *);
 
 /*
  * Python, JavaScript, sh, bash and C on the host image: what a file with

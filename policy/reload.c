@@ -324,6 +324,25 @@ reload_allow(struct policy *cur, struct policy *next,
 	ch->allow_changed = 1;
 }
 
+/* Who may read /metrics: looked up on each scrape, as the allow lists. */
+static void
+reload_metrics(struct policy *cur, struct policy *next,
+    struct policy_changes *ch)
+{
+	if (cur->nmetrics_tokens == next->nmetrics_tokens &&
+	    (cur->nmetrics_tokens == 0 || memcmp(cur->metrics_tokens,
+	    next->metrics_tokens, cur->nmetrics_tokens *
+	    sizeof(*cur->metrics_tokens)) == 0) &&
+	    strings_same(cur->metrics_tenants, cur->nmetrics_tenants,
+	    next->metrics_tenants, next->nmetrics_tenants))
+		return;
+	SWAP(cur->metrics_tokens, next->metrics_tokens);
+	SWAP(cur->nmetrics_tokens, next->nmetrics_tokens);
+	SWAP(cur->metrics_tenants, next->metrics_tenants);
+	SWAP(cur->nmetrics_tenants, next->nmetrics_tenants);
+	ch->metrics_changed = 1;
+}
+
 /*
  * What needs a restart: each setting, and which daemons use it.
  */
@@ -468,6 +487,7 @@ policy_reload(struct policy *cur, struct policy *next, int who,
 	reload_limits(cur, next, ch);
 	reload_tenants(cur, next, ch);
 	reload_allow(cur, next, ch);
+	reload_metrics(cur, next, ch);
 	memcpy(cur->digest, next->digest, sizeof(cur->digest));
 }
 
@@ -502,6 +522,10 @@ policy_changes_str(const struct policy_changes *ch, char *buf, size_t len)
 	if (ch->allow_changed && used < len)
 		(void)snprintf(buf + used, len - used, "%sallow lists changed",
 		    used > 0 ? ", " : "");
+	used = strlen(buf);
+	if (ch->metrics_changed && used < len)
+		(void)snprintf(buf + used, len - used, "%smetrics readers "
+		    "changed", used > 0 ? ", " : "");
 	used = strlen(buf);
 	if (ch->ignored > 0 && used < len)
 		(void)snprintf(buf + used, len - used, "%s%u setting%s "

@@ -456,6 +456,7 @@ main(int argc, char *argv[])
 {
 	struct proc_settings	 set;
 	struct listener		*l;
+	struct conn		*c;
 	struct policy		*conf;
 	struct relay		*r;
 	struct event		*ev_reap;
@@ -529,6 +530,14 @@ main(int argc, char *argv[])
 	event_free(ev_reap);
 	while ((r = TAILQ_FIRST(&relays)) != NULL)
 		relay_free(r);
+	/*
+	 * listener_free() frees a connection still up without telling it
+	 * goes: its client state is freed here, as nothing runs after this.
+	 */
+	for (c = listener_first(l); c != NULL; c = listener_next(c)) {
+		free(c->data);
+		c->data = NULL;
+	}
 	listener_free(l);
 	client_free(sbd->auditd);
 	free(sbd->slots);

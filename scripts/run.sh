@@ -83,6 +83,8 @@ tenant "local" {
 	token "sha256:$hash"
 	$uids
 }
+# One user's machine: the tenant may read /metrics too.
+metrics tenant "local"
 
 audit {
 	$audit_user
@@ -113,6 +115,7 @@ cat >&2 <<MSG
 run: mcp-auditd, mcp-sandboxd and mcpd are running; state in $RUN.
 run: MCP endpoint http://127.0.0.1:$PORT/mcp (legacy SSE: /sse), with
 run:   Authorization: Bearer \$(cat $RUN/token)
+run: health http://127.0.0.1:$PORT/healthz; /metrics with the same token
 run: stdio clients: $B/mcpd --stdio -f $RUN/mcpd.conf
 run: the audit log: $B/mcpctl -f $RUN/mcpd.conf audit tail -f
 run:   (and audit verify, list, show, export)

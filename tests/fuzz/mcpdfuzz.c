@@ -24,6 +24,7 @@
 #include "../../auditd/auditd.h"
 #include "../../mcpd/mcp.h"
 #include "../../mcpd/mcpd.h"
+#include "../../mcpd/metrics.h"
 #include "../../mcpd/sbxcall.h"
 #include "../../mcpd/tasks.h"
 #include "mcpdfuzz.h"
@@ -61,6 +62,10 @@ static const char	 conf_fmt[] =
 	    "69a8c4e525\n"
 	"}\n"
 	"tenant carol {\n uid %u\n}\n"
+	/* printf %s metrics-token | sha256sum */
+	"metrics token sha256:eb5a63e42b6b498364b3f10d5c3bb71cd8c7a7a9ad1652487"
+	    "5557fa2e52f5d41\n"
+	"metrics tenant alice\n"
 	"audit {\n required no\n excerpt 64\n}\n";
 
 static struct sibling	 sbx, aud;
@@ -138,6 +143,8 @@ mcpdfuzz_begin(void)
 	sibling_up(&aud, ROLE_AUDITD);
 	sbx_calls_up(&sbx.conn);
 	maudit_up(&aud.conn);
+	metrics_sandboxd(1, 1);
+	metrics_auditd(1);
 }
 
 void
@@ -150,6 +157,8 @@ mcpdfuzz_end(void)
 	sbx_calls_shutdown();
 	mcpdfuzz_pump();
 	maudit_down();
+	metrics_sandboxd(0, 0);
+	metrics_auditd(0);
 	sibling_down(&sbx);
 	sibling_down(&aud);
 }
@@ -342,6 +351,28 @@ answer_fail(uint32_t id)
 	answer(IMSG_SBX_ERROR, id, &e, sizeof(e));
 }
 
+/* SERVER: a peer, the counts, DONE. */
+static void
+answer_server(uint32_t id)
+{
+	struct sbx_peer		 p;
+	struct sbx_server	 s;
+
+	memset(&p, 0, sizeof(p));
+	str_copy(p.software, "mcpd 0.1.0", sizeof(p.software));
+	p.role = ROLE_MCPD;
+	answer(IMSG_SBX_PEER, id, &p, sizeof(p));
+	memset(&s, 0, sizeof(s));
+	str_copy(s.software, "mcp-sandboxd 0.1.0", sizeof(s.software));
+	s.audit_sent = s.audit_committed = 42;
+	s.audit_lag_ms = mode == SBX_ODD ? UINT64_MAX : 7;
+	s.pool_ready = s.pool_target = 2;
+	s.pool_claimed = mode == SBX_ODD ? UINT64_MAX : 9;
+	s.slots_total = 4096;
+	answer(IMSG_SBX_SERVERINFO, id, &s, sizeof(s));
+	answer_done(id, 1);
+}
+
 /* A request, answered as a sandbox that works would. */
 static void
 answer_ok(const struct imsg *m)
@@ -383,6 +414,9 @@ answer_ok(const struct imsg *m)
 		break;
 	case IMSG_SBX_IMAGES:
 		answer_images(id);
+		break;
+	case IMSG_SBX_SERVER:
+		answer_server(id);
 		break;
 	default:
 		answer_done(id, 0);

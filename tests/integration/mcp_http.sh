@@ -748,8 +748,8 @@ req unix --unix-socket "$RUN/mcpd.sock" -H "Content-Type: application/json" \
     --data-binary "$(init_body 2025-11-25)" http://localhost/mcp
 check "on the unix socket, root with no token is served as its uid's tenant ($ST)" \
     eval '[ "$ST" = 200 ] && grep -qE "^[0-9a-f]{32}$" <<< "$(hdr unix Mcp-Session-Id)"'
-check "and logged as tenant alice (uid 0)" \
-    wait_log "$T/mcpd.log" "tenant alice (uid 0): session $(hdr unix Mcp-Session-Id)" 5
+check "and logged as tenant alice by uid 0" \
+    wait_log "$T/mcpd.log" "session_open tenant=alice cred=uid:0 session=$(hdr unix Mcp-Session-Id) transport=http" 5
 USID=$(hdr unix Mcp-Session-Id)
 req unixs --unix-socket "$RUN/mcpd.sock" -H "Content-Type: application/json" \
     -H "Mcp-Session-Id: $USID" --data-binary '{"jsonrpc":"2.0","id":"t","method":"tools/list"}' \

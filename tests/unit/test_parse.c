@@ -238,6 +238,13 @@ same_policy(const struct policy *a, const struct policy *b)
 	    b->nallow_hosts) || !same_strings(a->allow_origins,
 	    a->nallow_origins, b->allow_origins, b->nallow_origins))
 		return 0;
+	if (a->nmetrics_tokens != b->nmetrics_tokens ||
+	    (a->nmetrics_tokens > 0 && memcmp(a->metrics_tokens,
+	    b->metrics_tokens, a->nmetrics_tokens *
+	    sizeof(*a->metrics_tokens)) != 0) ||
+	    !same_strings(a->metrics_tenants, a->nmetrics_tenants,
+	    b->metrics_tenants, b->nmetrics_tenants))
+		return 0;
 	for (la = TAILQ_FIRST(&a->listens), lb = TAILQ_FIRST(&b->listens);
 	    la != NULL && lb != NULL;
 	    la = TAILQ_NEXT(la, entry), lb = TAILQ_NEXT(lb, entry))
@@ -839,6 +846,65 @@ test_local_word(void)
 	fails("\"local\" not listed among the values expected", "runc\n",
 	    "t.conf:1: syntax error, unexpected end of line, "
 	    "expecting string or number");
+}
+
+/* Who may read /metrics: scrape-only tokens and tenants by name. */
+static void
+test_metrics(void)
+{
+	struct policy	*p;
+	uint8_t		 h[POLICY_TOKEN_HASH_LEN];
+
+	p = loads("metrics token and tenant, a tenant named \"metrics\"",
+	    "metrics token sha256:" H1 "\n"
+	    "metrics tenant ops\n"
+	    "metrics tenant metrics\n"
+	    "tenant ops {\n\ttoken sha256:" H2 "\n}\n"
+	    "tenant metrics {\n\tuid 1\n}\n");
+	if (p == NULL)
+		return;
+	memset(h, 0, sizeof(h));
+	(void)sodium_hex2bin(h, sizeof(h), H1, 64, NULL, NULL, NULL);
+	ok(policy_metrics_token(p, h) && policy_tenant_by_token(p, h) == NULL,
+	    "the metrics token reads metrics and is no tenant's");
+	(void)sodium_hex2bin(h, sizeof(h), H2, 64, NULL, NULL, NULL);
+	ok(!policy_metrics_token(p, h), "a tenant's token is no metrics token");
+	ok(policy_metrics_tenant(p, policy_tenant(p, "ops")) &&
+	    policy_metrics_tenant(p, policy_tenant(p, "metrics")),
+	    "both tenants may read metrics");
+	ok(!policy_metrics_tenant(p, NULL), "no tenant may not");
+	round_trip("metrics", p);
+	policy_free(p);
+
+	p = loads("no metrics statement", "tenant t {\n\tuid 1\n}\n");
+	ok(p != NULL && !policy_metrics_tenant(p, policy_tenant(p, "t")) &&
+	    p->nmetrics_tokens == 0, "then no tenant and no token may");
+	policy_free(p);
+
+	fails("metrics tenant unknown", "metrics tenant nobody\n",
+	    "t.conf:1: metrics tenant: unknown tenant \"nobody\"");
+	fails("metrics tenant twice",
+	    "tenant a {\n\tuid 1\n}\nmetrics tenant a\nmetrics tenant a\n",
+	    "t.conf:5: metrics tenant \"a\" given twice");
+	fails("metrics tenant with a bad name", "metrics tenant \"a b\"\n",
+	    "t.conf:1: invalid tenant name \"a b\": only letters, digits, "
+	    "'.', '_' and '-' are allowed");
+	fails("metrics token not a hash", "metrics token secret\n",
+	    "t.conf:1: metrics token: not \"sha256:\" and 64 hex digits");
+	fails("a tenant's token as the metrics token",
+	    "tenant a {\n\ttoken sha256:" H1 "\n}\n"
+	    "metrics token sha256:" H1 "\n",
+	    "t.conf:4: token already used by tenant \"a\"");
+	fails("the metrics token as a tenant's",
+	    "metrics token sha256:" H1 "\n"
+	    "tenant a {\n\ttoken sha256:" H1 "\n}\n",
+	    "t.conf:3: token already used by \"metrics token\"");
+	fails("metrics token twice",
+	    "metrics token sha256:" H1 "\nmetrics token sha256:" H1 "\n",
+	    "t.conf:2: token already used by \"metrics token\"");
+	fails("metrics alone", "metrics\n",
+	    "t.conf:1: syntax error, unexpected end of line, expecting "
+	    "\"tenant\" or \"token\"");
 }
 
 static void
@@ -1810,6 +1876,7 @@ main(void)
 	test_values();
 	test_added_values();
 	test_local_word();
+	test_metrics();
 	test_added_errors();
 	test_sandbox_settings();
 	test_languages_replace_defaults();

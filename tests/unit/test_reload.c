@@ -269,6 +269,46 @@ test_fixed(void)
 	policy_free(cur);
 }
 
+/* Who may read /metrics changes at once, as the allow lists do. */
+#define BIG	"limits big {\n}\n"
+
+static void
+test_metrics(void)
+{
+	struct policy_changes	 ch;
+	struct policy		*cur;
+	struct tenant		*bob;
+	uint8_t			 h[POLICY_TOKEN_HASH_LEN];
+	char			 sum[256];
+	int			 rv;
+
+	cur = load(BIG BOB "metrics tenant bob\n");
+	bob = policy_tenant(cur, "bob");
+	ok(policy_metrics_tenant(cur, bob), "bob reads metrics");
+	rv = reload(cur, BIG BOB "metrics token \"sha256:" HC "\"\n",
+	    POLICY_MCPD, &ch, sum, sizeof(sum));
+	hash(HC, h);
+	ok(rv == 0 && !policy_metrics_tenant(cur, bob) &&
+	    policy_metrics_token(cur, h), "then a token does, and bob not");
+	ok(ch.metrics_changed && strcmp(sum, "metrics readers changed") == 0,
+	    "summary: %s", sum);
+	rv = reload(cur, BIG BOB "metrics token \"sha256:" HC "\"\n",
+	    POLICY_MCPD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && strcmp(sum, "nothing changed") == 0,
+	    "the same again: %s", sum);
+	rv = reload(cur, "metrics tenant bob\n" BIG BOB, POLICY_MCPD, &ch, sum,
+	    sizeof(sum));
+	ok(rv == 0 && policy_metrics_tenant(cur, bob) &&
+	    !policy_metrics_token(cur, h), "and back");
+	rv = reload(cur, "metrics tenant carol\n"
+	    "tenant carol {\n\tuid 5003\n}\n", POLICY_MCPD, &ch, sum,
+	    sizeof(sum));
+	ok(rv == 0 && bob->gone && !policy_metrics_tenant(cur, bob) &&
+	    policy_metrics_tenant(cur, policy_tenant(cur, "carol")),
+	    "a removed tenant reads metrics no more");
+	policy_free(cur);
+}
+
 static void
 test_resolve(void)
 {
@@ -318,6 +358,7 @@ main(void)
 
 	test_merge();
 	test_fixed();
+	test_metrics();
 	test_resolve();
 
 	(void)unlink("t.conf");
