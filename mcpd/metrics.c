@@ -522,35 +522,34 @@ static void
 render_audit(struct evbuffer *b, const struct mx_gauges *g,
     const struct sbx_server *s)
 {
-	family(b, "mcpd_audit_records_sent_total", "counter", "Audit records "
-	    "sent to auditd, by sender.");
-	labelled(b, "mcpd_audit_records_sent_total", "sender", "mcpd",
-	    g->audit.sent);
-	if (s != NULL)
-		labelled(b, "mcpd_audit_records_sent_total", "sender",
-		    "sandboxd", s->audit_sent);
-	family(b, "mcpd_audit_records_committed_total", "counter", "Audit "
-	    "records auditd acknowledged as committed, by sender.");
-	labelled(b, "mcpd_audit_records_committed_total", "sender", "mcpd",
-	    g->audit.committed);
-	if (s != NULL)
-		labelled(b, "mcpd_audit_records_committed_total", "sender",
-		    "sandboxd", s->audit_committed);
-	family(b, "mcpd_audit_records_failed_total", "counter", "Audit "
-	    "records not committed, or never sent, by sender.");
-	labelled(b, "mcpd_audit_records_failed_total", "sender", "mcpd",
-	    g->audit.failed);
-	if (s != NULL)
-		labelled(b, "mcpd_audit_records_failed_total", "sender",
-		    "sandboxd", s->audit_failed);
-	family(b, "mcpd_audit_records_waiting", "gauge", "Audit records sent "
-	    "and not answered yet, by sender.");
-	labelled(b, "mcpd_audit_records_waiting", "sender", "mcpd",
-	    g->audit.waiting);
+	const struct {
+		const char	*name, *type, *help;
+		uint64_t	 mine, theirs;
+	} rows[] = {
+		{ "mcpd_audit_records_sent_total", "counter", "Audit records "
+		    "sent to auditd, by sender.", g->audit.sent,
+		    s != NULL ? s->audit_sent : 0 },
+		{ "mcpd_audit_records_committed_total", "counter", "Audit "
+		    "records auditd acknowledged as committed, by sender.",
+		    g->audit.committed, s != NULL ? s->audit_committed : 0 },
+		{ "mcpd_audit_records_failed_total", "counter", "Audit "
+		    "records not committed, or never sent, by sender.",
+		    g->audit.failed, s != NULL ? s->audit_failed : 0 },
+		{ "mcpd_audit_records_waiting", "gauge", "Audit records sent "
+		    "and not answered yet, by sender.", g->audit.waiting,
+		    s != NULL ? s->audit_waiting : 0 },
+	};
+	size_t	 i;
+
+	for (i = 0; i < nitems(rows); i++) {
+		family(b, rows[i].name, rows[i].type, rows[i].help);
+		labelled(b, rows[i].name, "sender", "mcpd", rows[i].mine);
+		if (s != NULL)
+			labelled(b, rows[i].name, "sender", "sandboxd",
+			    rows[i].theirs);
+	}
 	if (s == NULL)
 		return;
-	labelled(b, "mcpd_audit_records_waiting", "sender", "sandboxd",
-	    s->audit_waiting);
 	family(b, "mcpd_audit_lag_seconds", "gauge", "Age of sandboxd's "
 	    "oldest audit record auditd has not answered; 0 when none waits.");
 	evbuffer_add_printf(b, "mcpd_audit_lag_seconds %.3f\n",

@@ -199,14 +199,20 @@ json_image(const struct imgstore_image *im)
 }
 
 static void
+push(json_t *a, json_t *v)
+{
+	if (v == NULL || json_array_append_new(a, v) == -1)
+		errx(EXIT_ERROR, "out of memory");
+}
+
+static void
 json_image_list(const struct imgstore_image *v, size_t n)
 {
 	json_t	*a = json_array();
 	size_t	 i;
 
 	for (i = 0; i < n; i++)
-		if (json_array_append_new(a, json_image(&v[i])) == -1)
-			errx(EXIT_ERROR, "out of memory");
+		push(a, json_image(&v[i]));
 	emit(a, JSON_INDENT(2));
 }
 
@@ -323,8 +329,7 @@ json_status(const struct ctl_status *st)
 			    strlen(st->peers[i].software)));
 			set(p, "since", json_integer(st->peers[i].since));
 			set(p, "requests", JU64(st->peers[i].requests));
-			if (json_array_append_new(peers, p) == -1)
-				errx(EXIT_ERROR, "out of memory");
+			push(peers, p);
 		}
 		set(sd, "peers", peers);
 	} else {
@@ -355,8 +360,7 @@ json_sandbox_list(const struct sbx_info *v, size_t n)
 	size_t	 i;
 
 	for (i = 0; i < n; i++)
-		if (json_array_append_new(a, json_info(&v[i])) == -1)
-			errx(EXIT_ERROR, "out of memory");
+		push(a, json_info(&v[i]));
 	emit(a, JSON_INDENT(2));
 }
 
