@@ -3,8 +3,9 @@
 # (programs in sbin, sandbox-init in libexec, configuration in /etc/mcpd,
 # state in /var/lib/mcpd, units, sysusers.d and tmpfiles.d), the paths
 # compiled into the programs matching where things landed, an edited
-# configuration surviving a second install, and uninstall taking all but
-# the configuration and the state.
+# configuration surviving a second install, the installed sysusers.d and
+# tmpfiles.d files making their users and directories in the staging tree,
+# and uninstall taking all but the configuration and the state.
 . "$TOP/tests/lib.sh"
 
 T=$(mktemp -d /tmp/mcpd-install.XXXXXX)
@@ -71,6 +72,26 @@ if [ ! -e /etc/mcpd/mcpd.conf ]; then
 fi
 check "the installed page renders" \
     eval 'mandoc -Tascii "$D/usr/local/share/man/man8/mcpctl.8" | grep -q "audit verify"'
+
+# The users and directories the installed sysusers.d and tmpfiles.d files
+# make, in the staging tree (with this machine's users to start from).
+cp /etc/passwd /etc/group "$D/etc/"
+check "systemd-sysusers --root takes the installed file" \
+    systemd-sysusers --root="$D" "$D/usr/lib/sysusers.d/mcpd.conf"
+check "... and makes _mcpd and _mcpaudit, with groups, no login" \
+    eval 'grep -q "^_mcpd:x:[0-9]*:[0-9]*:.*:/nonexistent:/usr/sbin/nologin$" "$D/etc/passwd" &&
+    grep -q "^_mcpaudit:x:[0-9]*:[0-9]*:.*:/nonexistent:/usr/sbin/nologin$" "$D/etc/passwd" &&
+    grep -q "^_mcpd:" "$D/etc/group" && grep -q "^_mcpaudit:" "$D/etc/group"'
+check "systemd-tmpfiles --root --create takes the installed file" \
+    systemd-tmpfiles --root="$D" --create "$D/usr/lib/tmpfiles.d/mcpd.conf"
+check "... and makes /run/mcpd and /var/lib/mcpd, 0755 root" \
+    eval '[ "$(stat -c "%a %U" "$D/run/mcpd")" = "755 root" ] &&
+    [ "$(stat -c "%a %U" "$D/var/lib/mcpd")" = "755 root" ]'
+gid=$(sed -n 's/^_mcpd:x:\([0-9]*\):.*/\1/p' "$D/etc/group")
+check "... and gives the configuration to group _mcpd (gid $gid), mode 0640" \
+    test "$(stat -c "%a %u %g" "$D/etc/mcpd/mcpd.conf")" = "640 0 $gid"
+rm -rf "$D/run" "$D/etc/passwd" "$D/etc/group" "$D"/etc/*- "$D"/etc/.pwd.lock \
+    "$D/etc/gshadow" "$D/etc/shadow"
 
 # An admin's edit survives a second install.
 echo "# edited" >> "$D/etc/mcpd/mcpd.conf"
