@@ -59,23 +59,34 @@ tap_from() {
 	done < "$1"
 }
 
-# js NAME SCRIPT ARGS...: run tests/interop/SCRIPT with Node 22, its
-# output to $T/NAME.out, as TAP; it must get to its end.
-js() {
-	local name=$1 script=$2 rc t0
+# js_start NAME SCRIPT ARGS...: start tests/interop/SCRIPT with Node 22 in
+# the background, its output to $T/NAME.out; js_end NAME SCRIPT waits for
+# it and turns that into TAP: it must get to its end.  js does both.
+declare -A JSPID JST0
+js_start() {
+	local name=$1 script=$2
 	shift 2
-	t0=$(now)
-	(cd "$TD/interop" && timeout 300 "$NODE" "$script" "$@") \
-	    > "$T/$name.out" 2> "$T/$name.err"
+	JST0[$name]=$(now)
+	(cd "$TD/interop" && exec timeout 300 "$NODE" "$script" "$@") \
+	    > "$T/$name.out" 2> "$T/$name.err" &
+	JSPID[$name]=$!
+}
+js_end() {
+	local name=$1 script=$2 rc
+	wait "${JSPID[$name]}"
 	rc=$?
 	tap_from "$T/$name.out"
 	if [ "$rc" -eq 0 ] && [ "$(tail -n 1 "$T/$name.out")" = done ]; then
-		ok "$script $name ran to its end ($(secs "$t0") s)"
+		ok "$script $name ran to its end ($(secs "${JST0[$name]}") s)"
 	else
 		not_ok "$script $name ran to its end (exit $rc)"
 		diag_file "$T/$name.err" 20
 	fi
-	TIMES+=("$name $(secs "$t0") s")
+	TIMES+=("$name $(secs "${JST0[$name]}") s")
+}
+js() {
+	js_start "$@"
+	js_end "$1" "$2"
 }
 
 # --- npm: the SDK, the conformance suite and Node 22 ----------------------
@@ -169,7 +180,8 @@ limits default {
 tenant alice {
 	token "sha256:$(hash "$TOKEN_A")"
 	uid root
-	max sandboxes 8
+	max sandboxes 16
+	max requests 64
 }
 tenant bob {
 	token "sha256:$(hash "$TOKEN_B")"
@@ -291,26 +303,54 @@ no_python() {	# no sandbox process is a python (the warm pool's are not)
 	done
 	return 0
 }
-sdk() {	# sdk TRANSPORT LOG: sdk.mjs over it; LOG is where mcpd logs
-	local tr=$1 log=$2 before after
-	before=$(count_in "$log" "$CANCELLED")
-	before=${before:-0}
-	case $tr in
-	stdio)	js "sdk-$tr" sdk.mjs --transport stdio --command "$B/mcpd" \
-		    --args "$STDIO_ARGS" --stderr "$T/stdio-alice.log" ;;
-	http)	js "sdk-$tr" sdk.mjs --transport http --url "$URL/mcp" \
-		    --token "$TOKEN_A" ;;
-	sse)	js "sdk-$tr" sdk.mjs --transport sse --url "$URL/sse" \
-		    --token "$TOKEN_A" ;;
-	esac
-	after=$(count_in "$log" "$CANCELLED")
-	check "($tr) the cancelled run_code's python is gone" no_python
-	check "($tr) mcpd logs both cancellations: \"$CANCELLED\" ($before lines, then $after)" \
-	    test "$after" -ge $((before + 2))
+# The three transports, and the conformance suites against the other
+# mcpd, all at once: each is mostly waiting on purpose (progress spaced
+# out, cancellations a second in), and none shares a sandbox with another.
+before_stdio=$(count_in "$T/stdio-alice.log" "$CANCELLED")
+before_http=$(count_in "$T/mcpd.log" "$CANCELLED")
+js_start sdk-stdio sdk.mjs --transport stdio --command "$B/mcpd" \
+    --args "$STDIO_ARGS" --stderr "$T/stdio-alice.log"
+js_start sdk-http sdk.mjs --transport http --url "$URL/mcp" --token "$TOKEN_A"
+js_start sdk-sse sdk.mjs --transport sse --url "$URL/sse" --token "$TOKEN_A"
+
+conformance_start() {	# conformance_start LABEL PACKAGE ARGS...
+	local label=$1 pkg=$2 dir=$T/conformance-$1
+	shift 2
+	mkdir -p "$dir"
+	JST0[conf-$label]=$(now)
+	timeout 600 "$NODE" "$TD/node_modules/$pkg/dist/index.js" server \
+	    --url "http://127.0.0.1:$P2/mcp" -o "$dir" "$@" \
+	    > "$dir.out" 2>&1 &
+	JSPID[conf-$label]=$!
 }
-sdk stdio "$T/stdio-alice.log"
-sdk http "$T/mcpd.log"
-sdk sse "$T/mcpd.log"
+conformance_end() {	# conformance_end LABEL
+	local label=$1 dir=$T/conformance-$1 rc t0=${JST0[conf-$1]}
+	wait "${JSPID[conf-$label]}"
+	rc=$?
+	TIMES+=("conformance $label $(secs "$t0") s")
+	if ! check "conformance $label: exit status 0 ($rc, $(secs "$t0") s)" \
+	    test "$rc" -eq 0; then
+		grep -v '^Results saved\|^Running client\|^=== Running\|^$' \
+		    "$dir.out" | tail -n 40 | sed 's/^/#   /'
+	fi
+	(cd "$TD/interop" && "$NODE" conformance-tap.mjs --label "$label" \
+	    --log "$dir.out" --dir "$dir") > "$dir.tap" 2>&1
+	tap_from "$dir.tap"
+}
+conformance_start stable @modelcontextprotocol/conformance
+conformance_start alpha-2025-11-25 conformance-alpha --requirements 2025-11-25
+conformance_start alpha-2026-07-28 conformance-alpha --requirements 2026-07-28
+
+for tr in stdio http sse; do
+	js_end "sdk-$tr" sdk.mjs
+done
+after_stdio=$(count_in "$T/stdio-alice.log" "$CANCELLED")
+after_http=$(count_in "$T/mcpd.log" "$CANCELLED")
+check "the cancelled run_codes' pythons are gone" no_python
+check "(stdio) mcpd logs both cancellations: \"$CANCELLED\" (${before_stdio:-0} lines, then $after_stdio)" \
+    test "$after_stdio" -ge $((${before_stdio:-0} + 2))
+check "(http, sse) mcpd logs the four cancellations (${before_http:-0} lines, then $after_http)" \
+    test "$after_http" -ge $((${before_http:-0} + 4))
 check "mcpd is still running" alive mcpd
 n=$(count_in "$T/notify.log" "WATCHDOG=1")
 check "mcpd sent WATCHDOG=1 about every second ($n times since it started)" \
@@ -354,28 +394,9 @@ fi
 
 # --- the conformance suite ----------------------------------------------------
 
-conformance() {	# conformance LABEL PACKAGE ARGS...
-	local label=$1 pkg=$2 dir=$T/conformance-$1 rc t0
-	shift 2
-	mkdir -p "$dir"
-	t0=$(now)
-	timeout 600 "$NODE" "$TD/node_modules/$pkg/dist/index.js" server \
-	    --url "http://127.0.0.1:$P2/mcp" -o "$dir" "$@" \
-	    > "$dir.out" 2>&1
-	rc=$?
-	TIMES+=("conformance $label $(secs "$t0") s")
-	if ! check "conformance $label: exit status 0 ($rc, $(secs "$t0") s)" \
-	    test "$rc" -eq 0; then
-		grep -v '^Results saved\|^Running client\|^=== Running\|^$' \
-		    "$dir.out" | tail -n 40 | sed 's/^/#   /'
-	fi
-	(cd "$TD/interop" && "$NODE" conformance-tap.mjs --label "$label" \
-	    --log "$dir.out" --dir "$dir") > "$dir.tap" 2>&1
-	tap_from "$dir.tap"
-}
-conformance stable @modelcontextprotocol/conformance
-conformance alpha-2025-11-25 conformance-alpha --requirements 2025-11-25
-conformance alpha-2026-07-28 conformance-alpha --requirements 2026-07-28
+conformance_end stable
+conformance_end alpha-2025-11-25
+conformance_end alpha-2026-07-28
 check "mcpd-conformance is still running" alive mcpdc
 
 # --- the end: nothing left ------------------------------------------------------
