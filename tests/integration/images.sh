@@ -5,8 +5,9 @@
 # trees that try to reach the host; the digest against a second
 # implementation (treedigest.py); sweeping what crashed commands left;
 # refusals for non-root users and bad arguments; and a real debootstrap
-# build of the minimal preset, then one interrupted.  All in a state
-# directory of its own; no daemon is started.
+# build of the minimal preset, and one interrupted, both running beside
+# the rest, each in a state directory of its own; the suite then serves
+# the built image.
 . "$TOP/tests/lib.sh"
 require_root
 
@@ -22,16 +23,29 @@ CONF=$T/mcpd.conf
 CANARY=$T/canary	# hostile images aim here: it must stay empty
 VICTIM=$T/victim	# and at this file
 SLEEPER=
+BUILDER=	# the debootstrap build, running beside the rest
+STATE_DEB=$T/state-deb	# its state directory
+CONF_DEB=$T/mcpd-deb.conf
+STOPPED=	# a build stopped by SIGTERM midway, beside them too
+STOPPER=
+STATE_STOP=$T/state-stop
+CONF_STOP=$T/mcpd-stop.conf
 
 cat > "$CONF" <<EOF
 state directory "$STATE"
 EOF
 chmod 0644 "$CONF"
+echo "state directory \"$STATE_DEB\"" > "$CONF_DEB"
+echo "state directory \"$STATE_STOP\"" > "$CONF_STOP"
+chmod 0644 "$CONF_DEB" "$CONF_STOP"
 mkdir -m 0755 "$CANARY" "$VICTIM"
 echo keep > "$VICTIM/keep"
 
 cleanup() {
 	[ -n "$SLEEPER" ] && kill "$SLEEPER" 2>/dev/null
+	[ -n "$BUILDER" ] && kill "$BUILDER" 2>/dev/null
+	[ -n "$STOPPER" ] && kill "$STOPPER" 2>/dev/null
+	[ -n "$STOPPED" ] && kill "$STOPPED" 2>/dev/null
 	kill_daemons
 	wait 2>/dev/null
 	remove_tmp
@@ -163,6 +177,24 @@ for tool in umoci skopeo debootstrap; do
 		exit 1
 	fi
 done
+
+# The debootstrap build takes most of a minute, waiting on the network and
+# dpkg: it runs in a state directory of its own while the rest of the test
+# runs, and is checked at the end.
+build_start=$(date +%s)
+"$MCPCTL" -f "$CONF_DEB" image build mini > "$T/build.out" 2> "$T/build.err" &
+BUILDER=$!
+# Another, stopped by SIGTERM once its tree has a /var.
+"$MCPCTL" -f "$CONF_STOP" image build stopped > "$T/stop.out" \
+    2> "$T/stop.err" &
+STOPPED=$!
+(
+	wait_for 60 eval 'r=$(ls -d "$STATE_STOP"/images/store/.new-*/rootfs \
+	    2>/dev/null | head -n 1); [ -n "$r" ] && [ -d "$r/var" ]' &&
+	    touch "$T/stop.midway"
+	kill -TERM "$STOPPED"
+) &
+STOPPER=$!
 
 # --- a tiny image: one static program ---------------------------------
 
@@ -447,9 +479,17 @@ check "no image came of any of it" test -z "$(ls -A "$STORE"; ls -A "$NAMES")"
 
 # --- debootstrap ------------------------------------------------------------
 
-start=$(date +%s)
-mc build mini
-secs=$(( $(date +%s) - start ))
+# From here on, the debootstrap build's state directory.
+wait "$BUILDER"
+RC=$?
+BUILDER=
+secs=$(( $(date +%s) - build_start ))
+cp "$T/build.out" "$T/out"
+cp "$T/build.err" "$T/err"
+STATE=$STATE_DEB
+STORE=$STATE/images/store
+NAMES=$STATE/images/names
+CONF=$CONF_DEB
 if [ "$RC" -eq 0 ]; then
 	ok "build of the minimal preset with debootstrap: ${secs}s"
 else
@@ -473,14 +513,18 @@ check "a build from an unreachable mirror: exit 1, with debootstrap's words" \
     eval '[ $RC -eq 1 ] && grep -q "debootstrap failed" "$T/err" && no_stage &&
     [ -z "$(ls -A "$NAMES")" ]'
 
-"$MCPCTL" -f "$CONF" image build stopped > "$T/out" 2> "$T/err" &
-pid=$!
-wait_for 20 eval 'ls "$STORE" | grep -q "^\.new-" && [ -d "$(ls -d "$STORE"/.new-*/rootfs 2>/dev/null | head -n 1)/var" ]'
-kill -TERM "$pid"
-wait "$pid"
+wait "$STOPPER"
+STOPPER=
+wait "$STOPPED"
 RC=$?
+STOPPED=
+STATE=$STATE_STOP
+STORE=$STATE/images/store
+NAMES=$STATE/images/names
+check "a build was stopped by SIGTERM midway, its tree started" \
+    test -e "$T/stop.midway"
 check "a build stopped by SIGTERM exits 1 and leaves no tree" \
-    eval '[ $RC -eq 1 ] && no_stage && [ -z "$(ls -A "$NAMES")" ]'
+    eval '[ $RC -eq 1 ] && no_stage && [ -z "$(ls -A "$NAMES" 2>/dev/null)" ]'
 check "... and no process of its tools" \
     test -z "$(ps -eo args= | grep -F "$STORE" | grep -v grep)"
 check "no mount is left under $T" test "$(grep -c " $T" /proc/self/mountinfo)" -eq 0
