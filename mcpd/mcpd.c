@@ -49,7 +49,7 @@
 #include "tasks.h"
 #include "util.h"
 
-#define PING_INTERVAL_MS	15000	/* after a good answer */
+#define PING_INTERVAL_MS	5000	/* after a good answer: /healthz's age */
 #define PING_RETRY_MS		1000	/* after "next hop unreachable" */
 #define PING_DEADLINE_MS	10000	/* for any answer at all */
 #define PING_FAILS_LOGGED	5	/* bad answers in a row: warn */

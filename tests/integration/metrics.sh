@@ -416,14 +416,14 @@ check "... and /metrics has sandboxd's numbers" \
     wait_for 10 eval 'scrape mback && [ "$(val mback mcpd_sandboxd_up)" = 1 ]'
 
 # Audit is required: sandboxd without auditd runs nothing, and mcpd learns
-# of it from its next ping through sandboxd (one every 15 s).
+# of it from its next ping through sandboxd (one every 5 s).
 check "auditd stops" stop auditd
 check "/healthz is 503 once sandboxd's ping finds auditd gone" \
-    wait_for 25 healthy 503
+    wait_for 10 healthy 503
 check "... saying why" \
     grep -qx "unavailable: sandboxd does not reach auditd, and audit is required" "$T/hz.b"
 start auditd
-check "... and 200 when auditd is back" wait_for 25 healthy 200
+check "... and 200 when auditd is back" wait_for 10 healthy 200
 
 # --- reload: who may read ----------------------------------------------------
 
