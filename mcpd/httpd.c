@@ -1578,16 +1578,57 @@ httpd_start(struct event_base *base, const struct policy *conf,
 	evtimer_add(h.ev_keepalive, &tv);
 }
 
+/*
+ * Does what proved a session's client still prove the same tenant?  A
+ * token must still be that tenant's, a uid still map to it; a listener's
+ * tenant only must not be gone (its statement changes with a restart).
+ */
+static int
+peer_holds(const struct mcp_peer *p)
+{
+	unsigned int	 uid;
+	char		 end;
+
+	if (p->tenant == NULL || p->tenant->gone)
+		return 0;
+	if (strncmp(p->cred, "token:", 6) == 0)
+		return policy_tenant_by_token(h.conf, p->principal) ==
+		    p->tenant;
+	if (sscanf(p->cred, "uid:%u%c", &uid, &end) == 1)
+		return policy_tenant_by_uid(h.conf, (uid_t)uid) == p->tenant;
+	return 1;
+}
+
+static void
+reload_session(struct mcp_session *sess, void *arg)
+{
+	unsigned int	*n = arg;
+
+	if (peer_holds(&sess->peer))
+		return;
+	session_end(sess, "revoked");
+	(*n)++;
+}
+
 void
 httpd_reloaded(void)
 {
-	int	 i;
+	unsigned int	 n = 0;
+	int		 i;
 
 	for (i = 0; i < h.nsocks; i++)
 		if (h.socks[i].open != NULL && h.socks[i].open->gone)
 			log_warnx("%s: tenant %s was removed: requests "
 			    "there without a token are refused", h.socks[i].name,
 			    h.socks[i].open->name);
+	/*
+	 * A session whose credential the file took away ends now, open
+	 * event streams with it, rather than at its next request.
+	 */
+	session_foreach(reload_session, &n);
+	if (n > 0)
+		log_info("reload: %u session%s ended, their credentials "
+		    "revoked", n, n == 1 ? "" : "s");
 }
 
 unsigned int

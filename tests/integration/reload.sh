@@ -194,6 +194,13 @@ call long "$TA1" "$S1" run_code \
 LONG=$!
 wait_for 10 count_gt "$T/sandboxd.log" "for a run of tenant alice" "$n"
 sleep 1
+# The session of the token the reload removes holds an event stream open.
+curl -s -N -m 60 -o "$T/stream2.b" -H "Authorization: Bearer $TA2" \
+    -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $S2" \
+    -H "MCP-Protocol-Version: $V" "$URL/mcp" &
+STREAM2=$!
+check "her second session holds a GET stream open" \
+    wait_for 5 eval 'log_has "$T/mcpd.log" "GET stream" || kill -0 $STREAM2'
 
 # --- the reload ---------------------------------------------------------------
 
@@ -211,6 +218,13 @@ check "the new listen statement is warned about, not applied" \
     log_has "$T/mcpd.log" '"listen on" changed: restart mcpd to apply it'
 check "mcpd says bob.sock's tenant is gone" \
     log_has "$T/mcpd.log" "$RUN/bob.sock: tenant bob was removed"
+check "mcpd ends at once the sessions of the removed token, and bob's by token and by his socket" \
+    eval 'log_has "$T/mcpd.log" "reload: 3 sessions ended, their credentials revoked" &&
+    [ "$(grep -c "session_close .*reason=revoked" "$T/mcpd.log")" -eq 3 ] &&
+    [ "$(grep "session_close .*reason=revoked" "$T/mcpd.log" | grep -c "tenant=bob")" -eq 2 ]'
+check "... closing the event stream it held" \
+    wait_for 5 eval '! kill -0 $STREAM2 2>/dev/null'
+wait "$STREAM2" 2>/dev/null
 check "sandboxd reloads on SIGHUP" hup sandboxd
 check "with the same digest: $(last sandboxd)" \
     log_has "$T/sandboxd.log" "configuration reloaded (sha256 $SUM): 1 tenant added, 1 tenant changed, 1 tenant removed, 2 limits changed"
