@@ -32,6 +32,34 @@ static int		 start_sent;
 static unsigned int	 unsent;		/* records lost while away */
 static struct mx_audit	 stats;
 
+/*
+ * When the records still waiting were sent, oldest first: auditd answers
+ * a connection's records in order, so the oldest is at the head.  Past
+ * the ring's size only the newer ones are timed.
+ */
+#define SENT_RING	1024
+static uint64_t		 sent_ns[SENT_RING];
+static size_t		 sent_head, sent_n;
+
+static void
+sent_push(void)
+{
+	if (sent_n == SENT_RING) {
+		sent_head = (sent_head + 1) % SENT_RING;
+		sent_n--;
+	}
+	sent_ns[(sent_head + sent_n++) % SENT_RING] = mono_ns();
+}
+
+static void
+sent_pop(void)
+{
+	if (sent_n == 0)
+		return;
+	sent_head = (sent_head + 1) % SENT_RING;
+	sent_n--;
+}
+
 static void
 maudit_send(uint32_t event, uint32_t outcome, const char *tenant,
     const char *sandbox, const struct audit_body *b)
@@ -66,6 +94,7 @@ maudit_send(uint32_t event, uint32_t outcome, const char *tenant,
 	}
 	stats.sent++;
 	stats.waiting++;
+	sent_push();
 }
 
 static void
@@ -109,12 +138,15 @@ maudit_down(void)
 	/* Whether auditd committed them before it went, no one will say. */
 	stats.failed += stats.waiting;
 	stats.waiting = 0;
+	sent_head = sent_n = 0;
 }
 
 void
 maudit_stats(struct mx_audit *out)
 {
 	*out = stats;
+	out->lag_ms = sent_n > 0 ? (mono_ns() - sent_ns[sent_head]) /
+	    1000000 : 0;
 }
 
 /* An acknowledgement: only a failure is worth a word. */
@@ -129,6 +161,7 @@ maudit_ack(struct imsg *imsg)
 	ack.error[sizeof(ack.error) - 1] = '\0';
 	if (stats.waiting > 0)
 		stats.waiting--;
+	sent_pop();
 	if (ack.seq != 0) {
 		stats.committed++;
 		return;

@@ -548,12 +548,15 @@ render_audit(struct evbuffer *b, const struct mx_gauges *g,
 			labelled(b, rows[i].name, "sender", "sandboxd",
 			    rows[i].theirs);
 	}
+	family(b, "mcpd_audit_lag_seconds", "gauge", "Age of the oldest "
+	    "audit record auditd has not answered, by sender; 0 when none "
+	    "waits.");
+	evbuffer_add_printf(b, "mcpd_audit_lag_seconds{sender=\"mcpd\"} "
+	    "%.3f\n", (double)g->audit.lag_ms / 1000.0);
 	if (s == NULL)
 		return;
-	family(b, "mcpd_audit_lag_seconds", "gauge", "Age of sandboxd's "
-	    "oldest audit record auditd has not answered; 0 when none waits.");
-	evbuffer_add_printf(b, "mcpd_audit_lag_seconds %.3f\n",
-	    (double)s->audit_lag_ms / 1000.0);
+	evbuffer_add_printf(b, "mcpd_audit_lag_seconds{sender=\"sandboxd\"} "
+	    "%.3f\n", (double)s->audit_lag_ms / 1000.0);
 	one(b, "mcpd_sandboxd_auditd_up", "gauge", "1 if sandboxd is "
 	    "connected to auditd.", s->audit_connected != 0);
 }

@@ -57,6 +57,7 @@ struct mx_audit {
 	uint64_t	 committed;
 	uint64_t	 failed;	/* refused, or never sent */
 	uint64_t	 waiting;	/* sent, not answered yet */
+	uint64_t	 lag_ms;	/* age of the oldest waiting */
 };
 
 /* What the other modules know, as a scrape begins. */

@@ -415,6 +415,25 @@ check "/healthz is 200 again once sandboxd is back" wait_for 20 healthy 200
 check "... and /metrics has sandboxd's numbers" \
     wait_for 10 eval 'scrape mback && [ "$(val mback mcpd_sandboxd_up)" = 1 ]'
 
+# Audit lag: auditd stopped (SIGSTOP), a refused client's record waits in
+# mcpd, and the lag grows; once auditd goes on, it is answered.
+scrape lag0
+check "audit lag is 0 for both senders while auditd keeps up" \
+    test "$(val lag0 'mcpd_audit_lag_seconds{sender="mcpd"}' \
+    'mcpd_audit_lag_seconds{sender="sandboxd"}')" = "0 0"
+kill -STOP "${PID[auditd]}"
+get lagbad -H "Authorization: Bearer not-a-token" "$URL/mcp"
+sleep 1.5
+scrape lag1
+lag=$(val lag1 'mcpd_audit_lag_seconds{sender="mcpd"}')
+check "with auditd stopped, mcpd's record waits and its lag grows ($lag s)" \
+    eval '[ "$(val lag1 "mcpd_audit_records_waiting{sender=\"mcpd\"}")" = 1 ] &&
+    awk -v l="$lag" "BEGIN { exit !(l >= 1.0 && l < 30) }"'
+kill -CONT "${PID[auditd]}"
+check "... and is 0 again once auditd goes on" \
+    wait_for 10 eval 'scrape lag2 &&
+    [ "$(val lag2 "mcpd_audit_lag_seconds{sender=\"mcpd\"}")" = 0 ]'
+
 # Audit is required: sandboxd without auditd runs nothing, and mcpd learns
 # of it from its next ping through sandboxd (one every 5 s).
 check "auditd stops" stop auditd
