@@ -433,6 +433,21 @@ seeds_sandboxd_requests(void)
 	started(&b);
 	save("sandboxd", "create", &b);
 
+	/* mcpctl's view of it, then its kill; SERVER from both. */
+	ref(&r, "", "");
+	p.len = 0;
+	put(&p, &r, sizeof(r));
+	request(&b, IMSG_SBX_LIST, 2, 2, &p);
+	request(&b, IMSG_SBX_SERVER, 2, 3, NULL);
+	request(&b, IMSG_SBX_SERVER, 0, 4, NULL);
+	ref(&r, "alice", "scratch");
+	p.len = 0;
+	put(&p, &r, sizeof(r));
+	request(&b, IMSG_SBX_STATUS, 2, 5, &p);
+	request(&b, IMSG_SBX_KILL, 0, 6, &p);	/* refused: mcpd's */
+	request(&b, IMSG_SBX_KILL, 2, 7, &p);
+	save("sandboxd", "admin", &b);
+
 	b.len = 0;
 	ref(&r, "", "work");
 	p.len = 0;
