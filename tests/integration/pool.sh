@@ -243,7 +243,10 @@ check "the mini pool, unclaimed for 5 s, empties" \
 check "and has no container left" eval '[ "$(ready mini)" -eq 0 ]'
 as alice run -i mini -- /bin/true
 check "a run on it still works, cold ($RES)" test "$(field exit)" = 0
-check "and refills it" wait_for 20 eval '[ "$(ready mini)" -eq 1 ]'
+if ! check "and refills it" wait_for 40 eval '[ "$(ready mini)" -eq 1 ]'; then
+	diag "pool lines of sandboxd's log:"
+	grep -E 'pool |warm' "$LOG" | tail -n 30 | sed 's/^/#   /'
+fi
 
 # A persistent sandbox where nothing but init runs takes the same quick
 # path; a timeout there kills the exec's tree and spares init, and an exec
@@ -304,4 +307,8 @@ for f in "$T"/*.log; do
 	check "no sanitizer report in $(basename "$f")" \
 	    test -z "$(grep -E 'ERROR: AddressSanitizer|LeakSanitizer' "$f")"
 done
+if [ "$tap_failed" -ne 0 ]; then
+	diag "--- the end of sandboxd's log"
+	diag_file "$LOG" 40
+fi
 done_testing
