@@ -21,21 +21,12 @@
 
 #define CTL_TIMEOUT_MS	10000
 
-static struct policy *
-ctl_conf(struct mcpctl *ctx)
-{
-	if (ctx->conf == NULL &&
-	    (ctx->conf = policy_load(ctx->conffile)) == NULL)
-		errx(EXIT_ERROR, "cannot load the configuration %s",
-		    ctx->conffile);
-	return ctx->conf;
-}
-
 static void
 ctl_connect(struct mcpctl *ctx, struct imsgsync *is)
 {
-	if (imsgsync_connect(is, ctl_conf(ctx)->sandbox_socket,
-	    ROLE_MCPCTL) == -1)
+	const struct policy	*conf = mcpctl_conf(ctx, EXIT_ERROR, "");
+
+	if (imsgsync_connect(is, conf->sandbox_socket, ROLE_MCPCTL) == -1)
 		errx(EXIT_ERROR, "mcp-sandboxd: %s", is->err);
 }
 
@@ -221,7 +212,7 @@ ctl_status(struct mcpctl *ctx, int argc, char **argv)
 	char			 hex[65];
 
 	cmd_operands("status", &argc, &argv, 0, 0);
-	conf = ctl_conf(ctx);
+	conf = mcpctl_conf(ctx, EXIT_ERROR, "");
 	memset(&st, 0, sizeof(st));
 	st.conffile = ctx->conffile;
 	sodium_bin2hex(hex, sizeof(hex), conf->digest, sizeof(conf->digest));

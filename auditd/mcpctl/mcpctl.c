@@ -177,33 +177,36 @@ cmd_operands(const char *cmd, int *argc, char ***argv, int min, int max)
 }
 
 /*
- * The database: -d, or the configuration's.  The configuration is read
- * only when needed, so that -d works without it (it may be readable by
- * root alone).
+ * The configuration, read once and only when a command needs it (it may
+ * be readable by root alone); failure is the exit status when it cannot
+ * be, hint what to say besides.
  */
+struct policy *
+mcpctl_conf(struct mcpctl *ctx, int failure, const char *hint)
+{
+	if (ctx->conf == NULL &&
+	    (ctx->conf = policy_load(ctx->conffile)) == NULL) {
+		warnx("cannot load the configuration %s%s", ctx->conffile,
+		    hint);
+		exit(failure);
+	}
+	return ctx->conf;
+}
+
+/* The database: -d, or the configuration's. */
 void
 mcpctl_dbpath(struct mcpctl *ctx, int failure)
 {
-	if (ctx->dbpath != NULL)
-		return;
-	if ((ctx->conf = policy_load(ctx->conffile)) == NULL) {
-		warnx("cannot load the configuration %s (-d names the audit "
-		    "database directly)", ctx->conffile);
-		exit(failure);
-	}
-	ctx->dbpath = ctx->conf->audit.database;
+	if (ctx->dbpath == NULL)
+		ctx->dbpath = mcpctl_conf(ctx, failure, " (-d names the "
+		    "audit database directly)")->audit.database;
 }
 
 /* The state directory, which holds the image store. */
 const char *
 mcpctl_statedir(struct mcpctl *ctx, int failure)
 {
-	if (ctx->conf == NULL &&
-	    (ctx->conf = policy_load(ctx->conffile)) == NULL) {
-		warnx("cannot load the configuration %s", ctx->conffile);
-		exit(failure);
-	}
-	return ctx->conf->state_dir;
+	return mcpctl_conf(ctx, failure, "")->state_dir;
 }
 
 int

@@ -174,6 +174,7 @@ extern const struct output	json_output;
 /* mcpctl.c */
 __attribute__((__noreturn__)) void	usage_cmd(const char *);
 void	 cmd_operands(const char *, int *, char ***, int, int);
+struct policy *mcpctl_conf(struct mcpctl *, int, const char *);
 void	 mcpctl_dbpath(struct mcpctl *, int);
 const char *mcpctl_statedir(struct mcpctl *, int);
 
