@@ -18,7 +18,15 @@
 #include "sandboxd.h"
 #include "util.h"
 
-static void
+/* Counts of everyone's: for root's mcpctl and the HTTP front alone. */
+int
+control_allowed(uint32_t role)
+{
+	return role == ROLE_MCPCTL || role == ROLE_MCPD;
+}
+
+/* A PEER frame for c; its requests in progress, counted. */
+static uint32_t
 control_peer(struct conn *c, struct conn *to, uint32_t reqid, int64_t since)
 {
 	const struct client	*cl;
@@ -36,6 +44,7 @@ control_peer(struct conn *c, struct conn *to, uint32_t reqid, int64_t since)
 		TAILQ_FOREACH(job, &cl->jobs, entry)
 			p.requests++;
 	conn_compose(to, IMSG_SBX_PEER, reqid, -1, &p, sizeof(p));
+	return p.requests;
 }
 
 static void
@@ -71,7 +80,6 @@ control_server(struct conn *c, struct imsg *imsg)
 	struct pool_stats	 ps;
 	struct conn		*p, *audit;
 	const struct client	*cl;
-	const struct job	*job;
 	char			 hex[65];
 	uint32_t		 reqid = imsg->hdr.peerid;
 
@@ -82,14 +90,12 @@ control_server(struct conn *c, struct imsg *imsg)
 		if (!p->up)
 			continue;
 		cl = p->data;
-		control_peer(p, c, reqid, cl != NULL ? cl->since : 0);
+		s.requests += control_peer(p, c, reqid, cl != NULL ?
+		    cl->since : 0);
 		done.size++;
-		if (cl != NULL)
-			TAILQ_FOREACH(job, &cl->jobs, entry)
-				s.requests++;
 	}
 	if ((audit = client_conn(sbd->auditd)) != NULL) {
-		control_peer(audit, c, reqid, sbd->auditd_since);
+		(void)control_peer(audit, c, reqid, sbd->auditd_since);
 		done.size++;
 		s.audit_connected = 1;
 	}

@@ -152,6 +152,7 @@ void		 job_own_run(const char *image, const char *script,
 void		 job_images_answer(struct job *);
 
 /* request.c */
+int		 request_type(uint32_t);
 struct job	*job_alloc(void);
 /* On failure, tenant names the tenant the request was resolved to, if any. */
 struct job	*request_parse(struct client *, struct imsg *, uint32_t *,

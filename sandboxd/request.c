@@ -733,6 +733,15 @@ job_alloc(void)
 	return job;
 }
 
+/* A client's request that request_parse() takes (CANCEL too). */
+int
+request_type(uint32_t type)
+{
+	return (type >= IMSG_SBX_CREATE && type <= IMSG_SBX_CANCEL) ||
+	    type == IMSG_SBX_LOGS || type == IMSG_SBX_IMAGES ||
+	    type == IMSG_SBX_KILL;
+}
+
 /*
  * A new job from a request frame, or NULL with the error code and message
  * to answer with.

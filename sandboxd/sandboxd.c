@@ -168,8 +168,7 @@ sandboxd_dispatch_mcpd(struct conn *c, struct imsg *imsg)
 		return;
 	}
 	if (imsg->hdr.type == IMSG_SBX_SERVER) {
-		/* Counts of everyone's: for root and the HTTP front. */
-		if (c->role != ROLE_MCPCTL && c->role != ROLE_MCPD) {
+		if (!control_allowed(c->role)) {
 			conn_close(c, "%s may not ask for the server's state",
 			    proto_role_name(c->role));
 			return;
@@ -177,11 +176,7 @@ sandboxd_dispatch_mcpd(struct conn *c, struct imsg *imsg)
 		control_server(c, imsg);
 		return;
 	}
-	if ((imsg->hdr.type < IMSG_SBX_CREATE ||
-	    imsg->hdr.type > IMSG_SBX_CANCEL) &&
-	    imsg->hdr.type != IMSG_SBX_LOGS &&
-	    imsg->hdr.type != IMSG_SBX_IMAGES &&
-	    imsg->hdr.type != IMSG_SBX_KILL) {
+	if (!request_type(imsg->hdr.type)) {
 		conn_close(c, "unexpected message type %u", imsg->hdr.type);
 		return;
 	}

@@ -313,6 +313,7 @@ void		 audit_get_stats(struct audit_stats *);
 
 /* control.c */
 /* SERVER: what sandboxd is doing, and who is connected. */
+int		 control_allowed(uint32_t);
 void		 control_server(struct conn *, struct imsg *);
 
 /* priv.c */

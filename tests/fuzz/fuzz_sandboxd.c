@@ -468,12 +468,9 @@ step_request(const uint8_t *p, size_t len)
 		memcpy(m.data, p + 3, m.datalen);
 	}
 	/* As sandboxd_dispatch_mcpd() lets through. */
-	if (m.hdr.type == IMSG_SBX_SERVER && (conns[i].role == ROLE_MCPCTL ||
-	    conns[i].role == ROLE_MCPD))
+	if (m.hdr.type == IMSG_SBX_SERVER && control_allowed(conns[i].role))
 		control_server(&conns[i], &m);
-	else if ((m.hdr.type <= IMSG_SBX_CANCEL ||
-	    m.hdr.type == IMSG_SBX_LOGS || m.hdr.type == IMSG_SBX_IMAGES ||
-	    m.hdr.type == IMSG_SBX_KILL) && m.hdr.type >= IMSG_SBX_CREATE)
+	else if (request_type(m.hdr.type))
 		job_dispatch(&conns[i], &m);
 	imsg_free(&m);
 }
