@@ -69,6 +69,12 @@ count_gt() {
 	[ "$(count_in "$1" "$2")" -gt "$3" ]
 }
 
+json() {	# json FILE EXPR: a Python expression of d, the document in FILE
+	"${PY:-/usr/bin/python3}" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2"
+}
+
 # status_field PID FIELD: a field of /proc/PID/status, values joined by
 # single spaces.
 status_field() {

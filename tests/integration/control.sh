@@ -52,11 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-json() {	# json FILE EXPR: a Python expression of d, the document in FILE
-	"$PY" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(eval(sys.argv[2]))' "$1" "$2"
-}
 ctl() {	# ctl ARGS...: mcpctl on $CONF; OUT, ERR, RC after
 	"$MCPCTL" -f "$CONF" "$@" > "$T/out" 2> "$T/err"
 	RC=$?

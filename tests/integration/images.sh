@@ -144,11 +144,6 @@ mc() {	# mc ARGS...: mcpctl image, output in $T/out and $T/err, RC
 as_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
-json() {	# json FILE EXPR: a Python expression of d, the document
-	"$PY" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(eval(sys.argv[2]))' "$1" "$2"
-}
 rootfs() {	# rootfs NAME: its root filesystem, from list -j
 	"$MCPCTL" -j -f "$CONF" image list > "$T/l.json" &&
 	json "$T/l.json" "[i['rootfs'] for i in d if i['name'] == '$1'][0]"

@@ -32,12 +32,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# json FILE EXPR: a Python expression of d, the JSON document in FILE.
-json() {
-	"$PY" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(eval(sys.argv[2]))' "$1" "$2"
-}
 
 # verify_ok NAME DB [ARGS...]: exit 0 and "ok": true.
 verify_ok() {
