@@ -96,6 +96,10 @@ FUZZ_SRCS_config :=
 FUZZ_SRCS_init	:= sandboxd/init/shword.c sandboxd/init/scfilter.c
 FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
 
+# No object is an intermediate to delete: the next run reads its .d file,
+# which names it, and would build it again.
+.SECONDARY:
+
 .PHONY: all deps deps-run deps-check deps-fuzz run check bench images \
 	install uninstall clean pkgcheck fuzz fuzz-build fuzz-merge fuzz-seeds
 .DEFAULT_GOAL := all
@@ -210,7 +214,6 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
 
 # A fuzz target's replay program.
-.PRECIOUS: $(B)/obj/tests/fuzz/%.o $(FZ)/obj/%.o
 .SECONDEXPANSION:
 $(B)/fuzz/%: $(B)/obj/tests/fuzz/fuzz_%.o $(B)/obj/tests/fuzz/replay.o \
     $(B)/obj/tests/fuzz/fuzzlib.o $$(call obj,$$(FUZZ_SRCS_$$*)) $(LIBMCPD)
