@@ -17,11 +17,12 @@ not_ok() {
 	echo "not ok $tap_n - $*"
 }
 
-# check DESCRIPTION COMMAND...: ok when the command succeeds.
+# check DESCRIPTION COMMAND...: ok when the command succeeds; the status
+# is the command's, so that "check ... || diag ..." shows why it failed.
 check() {
 	local desc=$1
 	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+	if "$@"; then ok "$desc"; else not_ok "$desc"; return 1; fi
 }
 
 diag() {
