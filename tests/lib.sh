@@ -39,11 +39,13 @@ done_testing() {
 	[ "$tap_failed" -eq 0 ]
 }
 
-# wait_for SECONDS COMMAND...: retry the command every 0.05 s.
+# wait_for SECONDS COMMAND...: retry the command every 0.05 s, SECONDS
+# times 20 times WAIT_SCALE tries at most (in the VM test the guest runs
+# under emulation, where a wait takes longer).
 wait_for() {
 	local limit=$1 i
 	shift
-	for ((i = 0; i < limit * 20; i++)); do
+	for ((i = 0; i < limit * 20 * ${WAIT_SCALE:-1}; i++)); do
 		"$@" && return 0
 		sleep 0.05
 	done
