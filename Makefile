@@ -3,6 +3,9 @@
 #   make            build everything into build/ (build-san/ with SANITIZE=1)
 #   make run        install missing packages (as root), build, start the suite
 #   make check      install missing packages (as root), build, run every test
+#   make vm-check   only the VM test: the suite installed in a Debian guest
+#                   under QEMU (VM_DIST, VM_CGROUP: see tests/vm/vm.sh)
+#   make vm-shell   boot that guest, with this tree shared, for a person
 #   make images     build the data and polyglot images (as root) for make run
 #   make fuzz       build the libFuzzer targets with clang and run each for
 #                   FUZZ_TIME seconds (FUZZ_TARGETS: a subset)
@@ -100,7 +103,8 @@ FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
 # which names it, and would build it again.
 .SECONDARY:
 
-.PHONY: all deps deps-run deps-check deps-fuzz run check bench images \
+.PHONY: all deps deps-run deps-check deps-fuzz run check vm-check vm-shell \
+	bench images \
 	install uninstall clean pkgcheck fuzz fuzz-build fuzz-merge fuzz-seeds
 .DEFAULT_GOAL := all
 
@@ -131,6 +135,14 @@ run: deps-run
 check: deps-check
 	@$(MAKE) --no-print-directory all
 	@B=$(B) sh tests/run.sh
+
+# The VM test alone (it builds its own tree for the guest, whatever B is),
+# forced even with SANITIZE=1.
+vm-check: deps-check
+	@B=$(B) TESTS=vm VM_CHECK=1 sh tests/run.sh
+
+vm-shell: deps-check
+	@B=$(B) TOP=$(CURDIR) bash tests/vm/vm.sh --shell
 
 # The larger image presets, into the state directory make run serves;
 # minutes and gigabytes, so not part of check (which builds a minimal one).
@@ -312,7 +324,7 @@ uninstall:
 	    "and the state in $(DESTDIR)$(LOCALSTATEDIR)/lib/mcpd"
 
 clean:
-	rm -rf build build-san $(FZ)
+	rm -rf build build-san build-vm-* $(FZ)
 
 # The fuzz build's too: fuzz-build's sub-make names its binaries alone.
 -include $(shell find $(B) $(FZ) -name '*.d' 2>/dev/null)
