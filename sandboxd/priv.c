@@ -61,6 +61,8 @@ struct pop {
 	int			 initfd;	/* START: for sandbox-init */
 	int			 step;
 	pid_t			 pid;		/* the command running */
+	int			 done;		/* it ended, with status */
+	int			 status;
 	char			 bundle[PATH_MAX];
 	char			 disk[PATH_MAX];	/* persistent: dir */
 	char			 ws[PATH_MAX];	/* persistent: mount point */
@@ -213,10 +215,9 @@ priv_setup(void)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
 	priv_runc_version();
-	if (cgroup_init(pconf->run_dir, path, sizeof(path)) == -1)
+	if (cgroup_helper_view(path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);
-	memsw = access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
-	    F_OK) == 0;
+	memsw = cgroup_swap();
 
 	(void)str_fmt(runc_root, sizeof(runc_root), "%s/%s", pconf->run_dir,
 	    SBX_RUNC_ROOT);
@@ -431,7 +432,7 @@ static void
 ctr_add(const char *id, pid_t pid)
 {
 	struct ctr	*c;
-	char		 path[64], buf[4096], want[128];
+	char		 path[64], buf[4096], want[PATH_MAX];
 	ssize_t		 n;
 	int		 fd, pidfd;
 

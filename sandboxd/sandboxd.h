@@ -13,7 +13,9 @@
  *	fileop.c	file operations relayed to sandbox-init
  *	outlog.c	the output log of a persistent sandbox, in memory
  *	pool.c		warm containers for one-shot runs
- *	cgroup.c	per-exec cgroups: placement, kill, accounting
+ *	cgroup.c	per-exec cgroups: placement, kill, accounting, on
+ *	cgroup1.c,	the v1 hierarchies of a hybrid boot or the unified
+ *	cgroup2.c	v2 one (cgroup.h between them)
  *	state.c		the state database of persistent sandboxes
  *	audit.c		intent and result records, and waiting for them
  *	priv.c		the privileged helper
@@ -107,6 +109,7 @@ struct sandbox {
 	struct outlog		 log;		/* persistent: exec output */
 	int			 pooled;	/* warm, waiting to be claimed */
 	int			 fresh;		/* its counters reset, unused */
+	int			 shared;	/* an exec ran in its own groups */
 };
 
 TAILQ_HEAD(sandboxq, sandbox);
@@ -259,6 +262,15 @@ void		 probe_free_all(void);
 /* cgroup.c */
 int		 cgroup_init(const char *, char *, size_t);
 const char	*cgroup_parent(void);
+const char	*cgroup_version(void);
+void		 cgroup_describe(char *, size_t);
+int		 cgroup_helper_view(char *, size_t);
+int		 cgroup_proc_match(const char *, char *, size_t);
+int		 cgroup_sandbox_settle(const char *, pid_t);
+int		 cgroup_resettable(void);
+int		 cgroup_swap(void);
+int		 cgroup_sampled(void);
+uint64_t	 cgroup_exec_memory(const char *, uint32_t);
 int		 cgroup_exec_create(const char *, uint32_t);
 int		 cgroup_exec_attach(const char *, uint32_t, pid_t);
 void		 cgroup_exec_kill(const char *, uint32_t, pid_t);
