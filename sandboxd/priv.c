@@ -441,7 +441,7 @@ ctr_add(const char *id, pid_t pid)
 		return;
 	}
 	(void)str_fmt(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	(void)str_fmt(want, sizeof(want), ":/%s/%s\n", cgroup_parent(), id);
+	(void)cgroup_proc_match(id, want, sizeof(want));
 	n = -1;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
 		n = read(fd, buf, sizeof(buf) - 1);
@@ -803,6 +803,10 @@ pop_start(struct pop *op, int status)
 		}
 		op->initpid = pid;
 		ctr_add(op->id, pid);
+		if (cgroup_sandbox_settle(op->id, pid) == -1) {
+			pop_fail(op, "cannot place sandbox-init in its cgroup");
+			return;
+		}
 		if (op->start.network == NET_EGRESS) {
 			if (net_start(op) == -1)
 				pop_fail(op, "slirp4netns: %s", strerror(errno));
@@ -942,23 +946,33 @@ pop_step(struct pop *op, int status)
 		pop_destroy(op, status);
 }
 
+/*
+ * Every child that ended is reaped before any operation steps on: a
+ * zombie of runc's own init stages, handed to us as their subreaper,
+ * keeps a new container's cgroup busy until then.
+ */
 static void
 priv_sigchld(evutil_socket_t sig, short events, void *arg)
 {
-	struct pop	*op;
+	struct pop	*op, *next;
 	pid_t		 pid;
-	int		 st, status;
+	int		 st;
 
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 		TAILQ_FOREACH(op, &pops, entry)
-			if (op->pid == pid)
+			if (op->pid == pid) {
+				op->pid = 0;
+				op->done = 1;
+				op->status = WIFEXITED(st) ? WEXITSTATUS(st) :
+				    128 + WTERMSIG(st);
 				break;
-		if (op == NULL)
-			continue;	/* a container's init, reaped */
-		op->pid = 0;
-		pop_step(op, status);
-	}
+			}
+	/* A container's init reaped is in no operation. */
+	TAILQ_FOREACH_SAFE(op, &pops, entry, next)
+		if (op->done) {
+			op->done = 0;
+			pop_step(op, op->status);
+		}
 }
 
 static void
