@@ -108,12 +108,11 @@ leftovers() {
 		case "$keep" in *" $id "*) ;; *) echo "container $id" ;; esac
 	done
 	for pid in $(sandbox_pids); do
-		id=$(sed -n "s|.*:freezer:/$CGP/\([0-9a-f]*\).*|\1|p" \
-		    /proc/$pid/cgroup 2>/dev/null)
+		id=$(cg_container "$CGP" "$pid")
 		case "$keep" in *" $id "*) ;; *) echo "process $pid ($id)" ;; esac
 	done
 	local d
-	for d in /sys/fs/cgroup/*/"$CGP"/*/; do
+	for d in $(cg_ls "$CGP/*/"); do
 		[ -d "$d" ] || continue
 		case "$keep" in *" $(basename "$d") "*) continue ;; esac
 		echo "cgroup $d"
@@ -628,7 +627,7 @@ check "sandboxd stops cleanly at the end" stop sandboxd
 check "auditd stops cleanly" stop auditd
 check "nothing at all is left: containers, processes, cgroups" nothing_left
 check "no cgroup parent ($CGP) is left" \
-    test -z "$(ls -d /sys/fs/cgroup/*/"$CGP" 2>/dev/null)"
+    test -z "$(cg_ls "$CGP")"
 check "no stray workspace" test -z "$(ls "$T/state/sandboxes" 2>/dev/null)"
 check "no mount of ours is visible on the host" \
     test -z "$(grep "$T" /proc/self/mountinfo)"
