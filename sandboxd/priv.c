@@ -94,6 +94,11 @@ struct net {
 	int			 exitfd;	/* closing it ends slirp4netns */
 };
 
+static char			*priv_env[] = {
+	(char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+	    "/sbin:/bin",
+	NULL
+};
 static struct policy		*pconf;
 static struct event_base	*pbase;
 static struct imsgev		 piev;
@@ -1099,6 +1104,12 @@ priv_main(struct policy *conf, int fd, int debug)
 	pconf = conf;
 	log_init(debug ? LOG_DEST_JOURNAL : LOG_DEST_SYSLOG, log_getverbose(),
 	    "mcp-sandboxd[priv]");
+	/*
+	 * What the helper runs gets this environment alone.  systemd's
+	 * NOTIFY_SOCKET, for one, would have runc bind its own notify
+	 * socket into every container, and the container fail to start.
+	 */
+	environ = priv_env;
 	/* Ctrl-C reaches the whole group: the main process says when. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
