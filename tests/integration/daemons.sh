@@ -293,8 +293,7 @@ stop mcpd
 rc=$?
 check "mcpd exits 0 on SIGTERM (status $rc)" test $rc -eq 0
 check "sandboxd exits 0 on SIGTERM" stop sandboxd
-check "auditd exits 0 on SIGINT" eval 'kill -INT ${PID[auditd]}; wait ${PID[auditd]}'
-unset "PID[auditd]"
+check "auditd exits 0 on SIGINT" stop auditd INT
 check "each daemon logged its shutdown" \
     eval 'log_has "$T/mcpd.log" "Terminated received, shutting down" &&
     log_has "$T/sandboxd.log" "Terminated received, shutting down" &&
