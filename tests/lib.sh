@@ -143,8 +143,25 @@ start() {	# start NAME
 	local bin=$1
 	[ "$1" != mcpd ] && bin=mcp-$1
 	"$B/$bin" -d -v -f "$CONF" >> "$T/$1.log" 2>&1 &
+	started "$1"
+}
+
+# started NAME: the last command put in the background ($!) is PID[NAME],
+# once it runs its program.  Until its exec it is a copy of this shell,
+# with the handlers that an EXIT trap (every script has one) installs for
+# SIGTERM, SIGHUP and SIGINT: a signal sent to it then runs the trap in
+# the copy (killing the daemons and removing $T), or, once the copy has
+# looked for signals for the last time, is forgotten by the exec, and the
+# program runs on, deaf to the stop already sent (bash 5.2).
+started() {
+	local i
 	PID[$1]=$!
-	return 0
+	for ((i = 0; i < 1000; i++)); do
+		[ "/proc/${PID[$1]}/exe" -ef "/proc/$$/exe" ] || return 0
+		((i < 500)) || sleep 0.01
+	done
+	diag "$1 (pid ${PID[$1]}) is not past its exec after 5 s"
+	return 1
 }
 
 # A TCP port free on 127.0.0.1 a moment ago.
