@@ -37,6 +37,10 @@ no_helper() {
 	! pgrep -f "mcp-sandboxd -d -v -f $CONF" > /dev/null
 }
 
+stop5() {
+	STOP_WAIT=5 stop "$@"
+}
+
 # rounds NAME N: start and stop it N times; a third lost SIGTERM ends the
 # rounds (each costs STOP_WAIT).
 rounds() {
@@ -48,7 +52,7 @@ rounds() {
 		else
 			sleep "0.0$(printf %02d $((RANDOM % 50 + 1)))"
 		fi
-		STOP_WAIT=5 stop "$d"
+		stop5 "$d"
 		rc=$?
 		case $rc in
 		0) clean=$((clean + 1)) ;;
@@ -66,6 +70,29 @@ rounds() {
 rounds auditd "$ROUNDS"
 rounds mcpd "$ROUNDS"
 rounds sandboxd $((ROUNDS / 10))
+check "sandboxd's helper is gone with it" wait_for 10 no_helper
+
+# --- a start with the signals blocked -----------------------------------
+
+# What a parent's mask leaves the daemon (a mask survives exec): here,
+# one that blocks every signal the suite waits for.
+blocked() {	# blocked NAME
+	local bin=mcp-$1
+	[ "$1" = mcpd ] && bin=mcpd
+	/usr/bin/python3 -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT,
+    signal.SIGHUP, signal.SIGCHLD})
+os.execv(sys.argv[1], sys.argv[1:])' "$B/$bin" -d -v -f "$CONF" \
+	    >> "$T/$1.log" 2>&1 &
+	started "$1"
+}
+for d in auditd mcpd sandboxd; do
+	touch "$T/$d.log"
+	n=$(count_in "$T/$d.log" "ready: ")
+	blocked "$d"
+	wait_for 20 count_gt "$T/$d.log" "ready: " "$n"
+	check "$d started with SIGTERM blocked still stops on it" stop5 "$d"
+done
 check "sandboxd's helper is gone with it" wait_for 10 no_helper
 
 done_testing
