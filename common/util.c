@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,4 +271,13 @@ int
 rm_tree(const char *path)
 {
 	return rm_tree_at(AT_FDCWD, path);
+}
+
+int
+sigmask_clear(void)
+{
+	sigset_t	 none;
+
+	sigemptyset(&none);
+	return sigprocmask(SIG_SETMASK, &none, NULL);
 }

@@ -75,4 +75,11 @@ int	 write_all(int, const void *, size_t);
 int	 fd_set_nonblock(int);
 int	 fd_set_cloexec(int);
 
+/*
+ * Unblock every signal: a mask survives exec, and one a parent left (a
+ * supervisor's thread, a wrapper) would hold SIGTERM pending for ever.
+ * 0, or -1 with errno.
+ */
+int	 sigmask_clear(void);
+
 #endif
