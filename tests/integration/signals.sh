@@ -28,6 +28,8 @@ CONF
 
 cleanup() {
 	kill_daemons
+	# A debootstrap of mcpctl's that outlived it (it failed).
+	pkill -f " $T/ctl/images/store/" 2>/dev/null
 	remove_tmp
 }
 trap cleanup EXIT
@@ -74,25 +76,54 @@ check "sandboxd's helper is gone with it" wait_for 10 no_helper
 
 # --- a start with the signals blocked -----------------------------------
 
-# What a parent's mask leaves the daemon (a mask survives exec): here,
-# one that blocks every signal the suite waits for.
-blocked() {	# blocked NAME
-	local bin=mcp-$1
-	[ "$1" = mcpd ] && bin=mcpd
-	/usr/bin/python3 -c 'import os, signal, sys
+# What a parent's mask leaves its child (a mask survives exec): here, one
+# that blocks every signal the suite waits for.  Run in the background.
+blocked() {	# blocked PROGRAM ARGS... &
+	exec /usr/bin/python3 -c 'import os, signal, sys
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT,
     signal.SIGHUP, signal.SIGCHLD})
-os.execv(sys.argv[1], sys.argv[1:])' "$B/$bin" -d -v -f "$CONF" \
-	    >> "$T/$1.log" 2>&1 &
-	started "$1"
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
 }
 for d in auditd mcpd sandboxd; do
 	touch "$T/$d.log"
 	n=$(count_in "$T/$d.log" "ready: ")
-	blocked "$d"
+	bin=mcp-$d
+	[ $d = mcpd ] && bin=mcpd
+	blocked "$B/$bin" -d -v -f "$CONF" >> "$T/$d.log" 2>&1 &
+	started $d
 	wait_for 20 count_gt "$T/$d.log" "ready: " "$n"
 	check "$d started with SIGTERM blocked still stops on it" stop5 "$d"
 done
 check "sandboxd's helper is gone with it" wait_for 10 no_helper
+
+# --- mcpctl's long commands ---------------------------------------------
+
+# A mirror that never answers: debootstrap would wait on it for ever.
+/usr/bin/python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+print(s.getsockname()[1], flush=True)
+held = []
+while True:
+	held.append(s.accept())' > "$T/mirror.port" &
+started mirror
+wait_for 5 test -s "$T/mirror.port"
+echo "state directory \"$T/ctl\"" > "$T/ctl.conf"
+blocked "$B/mcpctl" -f "$T/ctl.conf" image build \
+    -m "http://127.0.0.1:$(cat "$T/mirror.port")/debian" held \
+    > "$T/mcpctl.log" 2>&1 &
+started mcpctl
+# Sent once the tool runs: before, it would die of it, status 143.
+wait_for 10 pgrep -f " $T/ctl/images/store/" > /dev/null
+STOP_WAIT=10 stop mcpctl
+rc=$?
+check "mcpctl image build, started with SIGTERM blocked, fails on it (status $rc)" \
+    test $rc -eq 1
+[ $rc -eq 1 ] || diag_file "$T/mcpctl.log"
+check "... leaving nothing half made" \
+    test -z "$(ls -A "$T/ctl/images/store" 2>/dev/null | grep '^\.new-')"
+check "... nor a debootstrap running" \
+    test -z "$(pgrep -f "127.0.0.1:$(cat "$T/mirror.port")/debian")"
 
 done_testing
