@@ -281,3 +281,27 @@ sigmask_clear(void)
 	sigemptyset(&none);
 	return sigprocmask(SIG_SETMASK, &none, NULL);
 }
+
+pid_t
+fork_for_exec(void)
+{
+	struct sigaction	 sa;
+	sigset_t		 all, old;
+	pid_t			 pid;
+	int			 sig;
+
+	sigfillset(&all);
+	if (sigprocmask(SIG_SETMASK, &all, &old) == -1)
+		return -1;
+	if ((pid = fork()) == 0) {
+		for (sig = 1; sig < NSIG; sig++) {
+			if (sigaction(sig, NULL, &sa) == -1 ||
+			    sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+				continue;
+			signal(sig, SIG_DFL);
+		}
+		sigemptyset(&old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return pid;
+}

@@ -82,4 +82,13 @@ int	 fd_set_cloexec(int);
  */
 int	 sigmask_clear(void);
 
+/*
+ * fork(2) for a child that will exec: it starts with no signal blocked
+ * and every caught signal back to its default before it can take one,
+ * as the exec would leave them.  Otherwise a signal in between runs the
+ * parent's handler in the child (libevent's writes to the parent's own
+ * pipe, as if the parent had it) and the exec forgets it.
+ */
+pid_t	 fork_for_exec(void);
+
 #endif
