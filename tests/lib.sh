@@ -214,19 +214,18 @@ proc_state() {
 	[ -n "${2:-}" ] && diag_file "$2"
 }
 
-# stop NAME [SIGNAL]: SIGTERM (or SIGNAL), and its exit status once it
-# ends.  One that has not ended within STOP_WAIT seconds (default 20) is
-# a failed test: it is shown (proc_state) and killed, and a lost signal
-# costs seconds and says why, not the whole test's time limit.
-stop() {
+# reap NAME [WHAT]: its exit status once it ends.  One that has not
+# ended within STOP_WAIT seconds (default 20) of WHAT is a failed test:
+# it is shown (proc_state) and killed, and a lost signal costs seconds
+# and says why, not the whole test's time limit.
+reap() {
 	local p=${PID[$1]} rc i limit=${STOP_WAIT:-20}
-	kill -"${2:-TERM}" "$p" 2>/dev/null
 	for ((i = 0; i < limit * 100; i++)); do
 		gone "$p" && break
 		sleep 0.01
 	done
 	if ! gone "$p"; then
-		not_ok "$1 (pid $p) ends within $limit s of SIG${2:-TERM}"
+		not_ok "$1 (pid $p) ends within $limit s${2:+ of $2}"
 		proc_state "$p" "${T:-}/$1.log"
 		kill -KILL "$p" 2>/dev/null
 	fi
@@ -234,6 +233,12 @@ stop() {
 	rc=$?
 	unset "PID[$1]"
 	return $rc
+}
+
+# stop NAME [SIGNAL]: SIGTERM (or SIGNAL), then reap.
+stop() {
+	kill -"${2:-TERM}" "${PID[$1]}" 2>/dev/null
+	reap "$1" "SIG${2:-TERM}"
 }
 
 alive() {

@@ -271,19 +271,25 @@ check "auditd is still up" alive auditd
 
 # --- mcpd cannot execute anything ------------------------------------
 
-m=${PID[mcpd]}
-gdb -q -batch -p "$m" \
+gdb -q -batch -p "${PID[mcpd]}" \
     -ex 'handle SIGSYS nostop noprint pass' \
     -ex 'call (int)execve("/bin/sh", (char **)0, (char **)0)' \
     > "$T/gdb.log" 2>&1
-wait "$m"
-rc=$?
-unset "PID[mcpd]"
-check "an execve injected into mcpd kills it with SIGSYS (status $rc)" \
-    test $rc -eq $((128 + 31))
-check "mcpd names the forbidden call on its way out" \
-    log_has "$T/mcpd.log" "seccomp: forbidden system call 59"
-[ $rc -eq $((128 + 31)) ] || diag_file "$T/gdb.log"
+# Some gdb and kernel pairs cannot call into a process at all.
+why=$(grep -m1 "^Couldn't write extended state status" "$T/gdb.log")
+if [ -n "$why" ]; then
+	ok "an execve injected into mcpd kills it with SIGSYS # SKIP gdb: $why"
+	ok "mcpd names the forbidden call on its way out # SKIP gdb: $why"
+	stop mcpd
+else
+	STOP_WAIT=10 reap mcpd "gdb's execve"
+	rc=$?
+	check "an execve injected into mcpd kills it with SIGSYS (status $rc)" \
+	    test $rc -eq $((128 + 31))
+	check "mcpd names the forbidden call on its way out" \
+	    log_has "$T/mcpd.log" "seccomp: forbidden system call 59"
+	[ $rc -eq $((128 + 31)) ] || diag_file "$T/gdb.log"
+fi
 
 # --- clean shutdown ---------------------------------------------------
 
