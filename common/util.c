@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,4 +271,37 @@ int
 rm_tree(const char *path)
 {
 	return rm_tree_at(AT_FDCWD, path);
+}
+
+int
+sigmask_clear(void)
+{
+	sigset_t	 none;
+
+	sigemptyset(&none);
+	return sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+pid_t
+fork_for_exec(void)
+{
+	struct sigaction	 sa;
+	sigset_t		 all, old;
+	pid_t			 pid;
+	int			 sig;
+
+	sigfillset(&all);
+	if (sigprocmask(SIG_SETMASK, &all, &old) == -1)
+		return -1;
+	if ((pid = fork()) == 0) {
+		for (sig = 1; sig < NSIG; sig++) {
+			if (sigaction(sig, NULL, &sa) == -1 ||
+			    sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+				continue;
+			signal(sig, SIG_DFL);
+		}
+		sigemptyset(&old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return pid;
 }

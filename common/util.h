@@ -75,4 +75,20 @@ int	 write_all(int, const void *, size_t);
 int	 fd_set_nonblock(int);
 int	 fd_set_cloexec(int);
 
+/*
+ * Unblock every signal: a mask survives exec, and one a parent left (a
+ * supervisor's thread, a wrapper) would hold SIGTERM pending for ever.
+ * 0, or -1 with errno.
+ */
+int	 sigmask_clear(void);
+
+/*
+ * fork(2) for a child that will exec: it starts with no signal blocked
+ * and every caught signal back to its default before it can take one,
+ * as the exec would leave them.  Otherwise a signal in between runs the
+ * parent's handler in the child (libevent's writes to the parent's own
+ * pipe, as if the parent had it) and the exec forgets it.
+ */
+pid_t	 fork_for_exec(void);
+
 #endif

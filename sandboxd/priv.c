@@ -121,7 +121,7 @@ run_wait(const char *const argv[], char *out, size_t len)
 
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
-	if ((pid = fork()) == -1) {
+	if ((pid = fork_for_exec()) == -1) {
 		close(p[0]);
 		close(p[1]);
 		return -1;
@@ -562,7 +562,7 @@ net_start(struct pop *op)
 	}
 	n = xcalloc(1, sizeof(*n));
 	memcpy(n->id, op->id, sizeof(n->id));
-	if ((n->pid = fork()) == -1) {
+	if ((n->pid = fork_for_exec()) == -1) {
 		close(ready[0]);
 		close(ready[1]);
 		close(ex[0]);

@@ -261,7 +261,7 @@ check "the host's disk is untouched" test ! -e /workspace/big
 test_host "$NETNS" "$HOSTIP" mcpdh$$ mcpdn$$
 ip netns exec "$NETNS" /usr/bin/python3 -m http.server --bind "$HOSTIP" 8088 \
     > "$T/http.log" 2>&1 &
-PID[http]=$!
+started http
 wait_for 5 sh -c "exec 3<>/dev/tcp/$HOSTIP/8088" 2>/dev/null
 
 FETCH="import urllib.request
