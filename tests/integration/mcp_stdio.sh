@@ -1,9 +1,10 @@
 #!/bin/bash
 # MCP over stdio, from a hostile client: mcpd --stdio must answer every
 # line it can with exactly the JSON-RPC the protocol asks for, never write
-# anything but JSON-RPC to stdout, survive anything on stdin, and stop
-# what it started when told to (cancellation) or when its client goes away
-# (EOF).  The real suite runs behind it (auditd, sandboxd), so the few
+# anything but JSON-RPC to stdout, survive anything on stdin, stop what
+# it started when told to (cancellation) or when its client stops reading,
+# and at EOF answer what is in flight before it exits, as a command in a
+# pipeline does.  The real suite runs behind it (auditd, sandboxd), so the
 # tool calls here start real containers.
 #
 # Each check feeds mcpd --stdio whole lines through a pipe (as a desktop
