@@ -1,6 +1,7 @@
 #!/bin/bash
 # make run: the suite comes up from scripts/run.sh with its generated
 # configuration, users and token, runs code, and Ctrl-C leaves nothing.
+# make languages, with nothing missing, says so without the network.
 . "$TOP/tests/lib.sh"
 require_root
 
@@ -52,4 +53,34 @@ check "no loop device is left" test -z "$(losetup -a | grep "$T")"
 check "the persistent sandbox is kept on disk for next time" \
     test -f "$RUN/state/sandboxes/$id/disk.img"
 diag_file "$T/out" 5
+
+# make languages with everything installed: it says nothing is missing
+# and exits 0, with no network at all (a namespace without one), as root
+# and as anyone else.
+out=$(unshare -n make -s -C "$TOP" languages 2>&1)
+rc=$?
+check "make languages, all installed, no network: nothing missing, exit 0 ($rc: $out)" \
+    eval '[ $rc = 0 ] && grep -q "nothing is missing" <<< "$out"'
+cp "$TOP/scripts/deps.sh" "$T/deps.sh"
+out=$(setpriv --reuid 65534 --regid 65534 --clear-groups sh "$T/deps.sh" languages 2>&1)
+rc=$?
+check "the same as another user ($rc: $out)" \
+    eval '[ $rc = 0 ] && grep -q "nothing is missing" <<< "$out"'
+# As anyone but root, a missing package (ruby, marked removed in a copy of
+# dpkg's database seen only here) gets the apt-get line, and exit 1.
+python3 - /var/lib/dpkg/status "$T/status" <<'PY'
+import sys
+stanzas = open(sys.argv[1]).read().split("\n\n")
+for i, st in enumerate(stanzas):
+    if st.startswith("Package: ruby\n"):
+        stanzas[i] = st.replace("Status: install ok installed",
+                                "Status: deinstall ok config-files")
+open(sys.argv[2], "w").write("\n\n".join(stanzas))
+PY
+out=$(unshare -m --propagation private sh -c 'mount --bind "$1" /var/lib/dpkg/status &&
+    exec setpriv --reuid 65534 --regid 65534 --clear-groups sh "$2" languages' \
+    _ "$T/status" "$T/deps.sh" 2>&1)
+rc=$?
+check "a missing one, not root: the apt-get line, exit 1 ($rc: $out)" \
+    eval '[ $rc = 1 ] && grep -q "sudo apt-get install ruby$" <<< "$out"'
 done_testing
