@@ -2,6 +2,8 @@
 #
 #   make            build everything into build/ (build-san/ with SANITIZE=1)
 #   make run        install missing packages (as root), build, start the suite
+#   make languages  install what every language of the built-in table needs
+#                   (as root; otherwise print the apt-get line)
 #   make check      install missing packages (as root), build, run every test
 #   make images     build the data and polyglot images (as root) for make run
 #   make fuzz       build the libFuzzer targets with clang and run each for
@@ -97,7 +99,8 @@ FUZZ_SRCS_init	:= sandboxd/init/shword.c sandboxd/init/scfilter.c
 FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
 
 .PHONY: all deps deps-run deps-check deps-fuzz run check bench images \
-	install uninstall clean pkgcheck fuzz fuzz-build fuzz-merge fuzz-seeds
+	languages install uninstall clean pkgcheck fuzz fuzz-build fuzz-merge \
+	fuzz-seeds
 .DEFAULT_GOAL := all
 
 all: pkgcheck $(PROGS) $(UNIT_TESTS) $(TOOLS) $(FUZZ_REPLAYS)
@@ -117,6 +120,9 @@ deps-check:
 	@sh scripts/deps.sh check
 deps-fuzz:
 	@sh scripts/deps.sh fuzz
+# make run offers the languages the host has; this adds the rest.
+languages:
+	@sh scripts/deps.sh languages
 
 # The deps step runs in a sub-make first, so that the build that follows
 # sees the libraries it may just have installed.

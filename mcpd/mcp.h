@@ -203,6 +203,8 @@ struct mcp_input {
 
 void		 mcp_init(int);
 void		 mcp_shutdown(void);
+/* The session's client sends no more (stdio at EOF); answers still go. */
+void		 mcp_input_ended(struct mcp_session *, struct mcp_out *);
 
 /*
  * Is this parsed message a modern-era request?  (Its _meta names a

@@ -25,6 +25,7 @@
 #include "mcpd.h"
 #include "metrics.h"
 #include "proto.h"
+#include "tasks.h"
 #include "util.h"
 
 int	 mcp_stdio_mode;
@@ -432,30 +433,67 @@ mcp_session_cancel(struct mcp_session *sess)
 	} while (req != NULL);
 }
 
+/* A listen stream ends gracefully: a result, then on stdio a cancellation,
+ * as the two texts of the specification ask. */
+static void
+listener_end(struct listener *l, const char *why)
+{
+	struct mcp_req	*req = l->req;
+	json_t		*res, *note;
+
+	if (req->transport == MCP_T_STDIO) {
+		note = rpc_notification("notifications/cancelled",
+		    json_pack("{s:O, s:s}", "requestId", req->id, "reason",
+		    why));
+		req->out->ops->send(req->out, req, note, 0, 0);
+		json_decref(note);
+	}
+	res = json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, req->id);
+	mcp_result(req, res);
+}
+
 void
 mcp_shutdown(void)
 {
 	struct listener	*l;
 	struct mcp_req	*req;
-	json_t		*res, *note;
 
-	/* Listen streams end gracefully: a result, then on stdio a
-	 * cancellation, as the two texts of the specification ask. */
-	while ((l = TAILQ_FIRST(&listeners)) != NULL) {
-		req = l->req;
-		if (req->transport == MCP_T_STDIO) {
-			note = rpc_notification("notifications/cancelled",
-			    json_pack("{s:O, s:s}", "requestId", req->id,
-			    "reason", "server shutting down"));
-			req->out->ops->send(req->out, req, note, 0, 0);
-			json_decref(note);
-		}
-		res = json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION,
-		    req->id);
-		mcp_result(req, res);
-	}
+	while ((l = TAILQ_FIRST(&listeners)) != NULL)
+		listener_end(l, "server shutting down");
 	while ((req = TAILQ_FIRST(&reqs)) != NULL)
 		req_cancel(req, "mcpd is shutting down");
+}
+
+/*
+ * The client will send nothing more, but reads on (stdio at EOF): what it
+ * asked is still answered.  What needs it again ends now: its listen
+ * streams; our questions to it, answered for it with an error; and its
+ * tasks that no request waits for, which nothing can poll any more.
+ */
+void
+mcp_input_ended(struct mcp_session *sess, struct mcp_out *out)
+{
+	struct listener	*l;
+	struct mcp_ask	*a;
+	json_t		*err;
+
+	for (;;) {
+		TAILQ_FOREACH(l, &listeners, entry)
+			if (l->req->out == out)
+				break;
+		if (l == NULL)
+			break;
+		listener_end(l, "the client's input ended");
+	}
+	while ((a = TAILQ_FIRST(&sess->asks)) != NULL) {
+		TAILQ_REMOVE(&sess->asks, a, entry);
+		err = json_pack("{s:i, s:s}", "code", RPC_INTERNAL_ERROR,
+		    "message", "the client's input ended before its answer");
+		a->fn(a->arg, NULL, err);
+		json_decref(err);
+		free(a);
+	}
+	tasks_input_ended(&sess->peer);
 }
 
 /* --- Answers ------------------------------------------------------------ */
