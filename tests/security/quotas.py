@@ -276,6 +276,8 @@ def released():
         time.sleep(0.5)
     finally:
         os.kill(AUDITD, signal.SIGCONT)
+    # Their intents are acknowledged before the next round's begin.
+    time.sleep(1)
     a = http_round("four", 4, lambda i: {})
     ok(len(made(a)) == 4, "after four clients went away mid-create, four "
        "creates succeed (%d)" % len(made(a)), [text(x)[:200] for x in a])
