@@ -160,6 +160,20 @@ wait_sandboxd() {
 	    wait_log "$T/sandboxd.log" "connected to auditd ("
 }
 
+# auditd, sandboxd and the HTTP mcpd (on one socket), each checked ready
+# and connected.
+start_suite() {
+	start auditd
+	start sandboxd
+	wait_sandboxd
+	start mcpd
+	check "mcpd is ready" \
+	    wait_log "$T/mcpd.log" "ready: serving MCP on 1 socket"
+	check "mcpd is connected to auditd and sandboxd" \
+	    eval 'wait_log "$T/mcpd.log" "connected to auditd" &&
+	    wait_log "$T/mcpd.log" "connected to sandboxd ("'
+}
+
 stop() {	# stop NAME: SIGTERM, wait, return its exit status
 	local p=${PID[$1]} rc
 	kill -TERM "$p" 2>/dev/null
