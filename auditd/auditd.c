@@ -33,7 +33,7 @@
 /* Every uid's, any one uid's, and the suite's own besides. */
 #define AUDITD_MAXCONNS		128
 #define AUDITD_MAXPERUID	16
-#define AUDITD_MAXRESERVED	16
+#define AUDITD_MAXRESERVED	32
 #define AUDITD_BATCH_MAX	1024
 #define CHECKPOINT_EVERY_S	60
 
