@@ -177,8 +177,22 @@ wait_sandboxd() {
 	    wait_log "$T/sandboxd.log" "connected to auditd ("
 }
 
-# gone PID: the child has ended (a zombie not yet reaped counts).
-gone() {
+# auditd, sandboxd and the HTTP mcpd (on one socket), each checked ready
+# and connected.
+start_suite() {
+	start auditd
+	start sandboxd
+	wait_sandboxd
+	start mcpd
+	check "mcpd is ready" \
+	    wait_log "$T/mcpd.log" "ready: serving MCP on 1 socket"
+	check "mcpd is connected to auditd and sandboxd" \
+	    eval 'wait_log "$T/mcpd.log" "connected to auditd" &&
+	    wait_log "$T/mcpd.log" "connected to sandboxd ("'
+}
+
+# pid_gone PID: the child has ended (a zombie not yet reaped counts).
+pid_gone() {
 	local st
 	kill -0 "$1" 2>/dev/null || return 0
 	read -r st 2>/dev/null < "/proc/$1/stat" || return 0
@@ -221,10 +235,10 @@ proc_state() {
 reap() {
 	local p=${PID[$1]} rc i limit=${STOP_WAIT:-20}
 	for ((i = 0; i < limit * 100; i++)); do
-		gone "$p" && break
+		pid_gone "$p" && break
 		sleep 0.01
 	done
-	if ! gone "$p"; then
+	if ! pid_gone "$p"; then
 		not_ok "$1 (pid $p) ends within $limit s${2:+ of $2}"
 		proc_state "$p" "${T:-}/$1.log"
 		kill -KILL "$p" 2>/dev/null

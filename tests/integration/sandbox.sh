@@ -302,7 +302,7 @@ as alice create
 ID3=$OUT
 as alice create
 check "max sandboxes is enforced ($RES)" \
-    grep -q "code=3 .*has 3 sandboxes, its most" <<< "$RES"
+    grep -q "code=3 .*at its limit of 3 sandboxes (3 made" <<< "$RES"
 as alice stop -S "$ID3"
 as alice list
 check "LIST shows the tenant's sandboxes" \
