@@ -178,8 +178,7 @@ $(B)/mcp-sandboxd: $(call obj,$(SANDBOXD_SRCS)) $(LIBMCPD)
 $(B)/mcp-auditd: $(call obj,$(AUDITD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(AUDITD_SRCS)) $(LIBS)
 
-# mcpctl writes the image store with sandboxd's own tree code (image.c).
-MCPCTL_OBJS	= $(call obj,$(MCPCTL_SRCS) sandboxd/image.c)
+MCPCTL_OBJS	= $(call obj,$(MCPCTL_SRCS))
 
 $(B)/mcpctl: $(MCPCTL_OBJS) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(MCPCTL_OBJS) $(LIBS)
