@@ -197,7 +197,7 @@ key_get(struct table *t, const char *name)
 {
 	size_t	 i;
 
-	if (name == NULL || !policy_valid_name(name))
+	if (name == NULL || !name_valid(name))
 		name = "other";
 	for (i = 0; i < t->n; i++)
 		if (strcmp(t->keys[i].name, name) == 0)

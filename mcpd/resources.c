@@ -78,7 +78,7 @@ parse_uri(const char *uri, struct sburi *u)
 	if (n == 0 || n >= sizeof(u->id))
 		return -1;
 	memcpy(u->id, p, n);
-	if (!policy_valid_name(u->id))
+	if (!name_valid(u->id))
 		return -1;
 	p = slash + 1;
 	if (strcmp(p, "logs") == 0 || strcmp(p, "state") == 0) {

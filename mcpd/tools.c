@@ -639,7 +639,7 @@ static int
 sandbox_valid(const char *s)
 {
 	return s != NULL && s[0] != '\0' && strlen(s) < SBX_NAME_MAX &&
-	    policy_valid_name(s);
+	    name_valid(s);
 }
 
 const char *
@@ -1580,7 +1580,7 @@ t_create(struct mcp_req *req, json_t *jargs)
 	    json_number_value(cpus) < 0.01 || json_number_value(cpus) > 1024))
 		snprintf(a.err, sizeof(a.err), "'cpus' must be a number from "
 		    "0.01 to 1024");
-	if (!args_failed(&a) && name != NULL && (!policy_valid_name(name) ||
+	if (!args_failed(&a) && name != NULL && (!name_valid(name) ||
 	    strlen(name) == SBX_ID_LEN))
 		snprintf(a.err, sizeof(a.err), "'name' may hold letters, "
 		    "digits, '.', '_' and '-' only, and must not look like "
