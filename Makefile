@@ -53,8 +53,11 @@ PKG_MISSING	:= $(shell for p in $(PKGS); do $(PKG_CONFIG) --exists $$p || \
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
+# Each layer sees the headers of the layers below it and its own: common/
+# only its own (tests/docs/layers.sh checks every folder's sources).
+INCS		= -Icommon -Ipolicy -I$(B)
 ALL_CFLAGS	= -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) $(HARDFLAGS) $(SANFLAGS) \
-		  $(DEFS) -Icommon -Ipolicy -I$(B) $(PKG_CFLAGS) $(CFLAGS)
+		  $(DEFS) $(INCS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS	= -pie -Wl,-z,relro,-z,now $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRCS	:= $(wildcard common/*.c)
@@ -68,7 +71,10 @@ TOOL_SRCS	:= $(wildcard tests/tools/*.c)
 
 obj		= $(patsubst %.c,$(B)/obj/%.o,$(1))
 
-LIBMCPD		:= $(B)/libmcpd.a
+# The layers every program links, the upper first: policy/ uses common/.
+LIBCOMMON	:= $(B)/libcommon.a
+LIBPOLICY	:= $(B)/libpolicy.a
+LIBMCPD		:= $(LIBPOLICY) $(LIBCOMMON)
 PROGS		:= $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
 		   $(B)/mcpctl $(B)/sandbox-init $(B)/mcpd-conformance
 INIT_SRCS	:= $(wildcard sandboxd/init/*.c) common/imsg.c common/proto.c
@@ -151,8 +157,13 @@ $(B)/obj/parse.o: $(B)/parse.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -MMD -MP -c -o $@ $<
 
-# common/ and policy/ go into one archive: each uses the other.
-$(LIBMCPD): $(call obj,$(COMMON_SRCS)) $(B)/obj/parse.o $(call obj,$(POLICY_SRCS))
+$(call obj,$(COMMON_SRCS)): INCS = -Icommon
+
+$(LIBCOMMON): $(call obj,$(COMMON_SRCS))
+	rm -f $@
+	ar rcs $@ $^
+
+$(LIBPOLICY): $(B)/obj/parse.o $(call obj,$(POLICY_SRCS))
 	rm -f $@
 	ar rcs $@ $^
 
@@ -237,7 +248,7 @@ FUZZ_CFLAGS	= -std=gnu11 -O1 -g $(WARNFLAGS) -Wno-missing-field-initializers \
 		  -fsanitize=fuzzer-no-link $(DEFS) -Icommon -Ipolicy -I$(FZ) \
 		  $(PKG_CFLAGS) $(CFLAGS)
 fzobj		= $(patsubst %.c,$(FZ)/obj/%.o,$(1))
-FUZZ_LIB	:= $(FZ)/libmcpd.a
+FUZZ_LIB	:= $(FZ)/libpolicy.a $(FZ)/libcommon.a
 FUZZ_BINS	:= $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 
 $(FZ)/obj/%.o: %.c
@@ -252,8 +263,11 @@ $(FZ)/obj/parse.o: $(FZ)/parse.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-missing-prototypes -MMD -MP -c -o $@ $<
 
-$(FUZZ_LIB): $(call fzobj,$(COMMON_SRCS)) $(FZ)/obj/parse.o \
-    $(call fzobj,$(POLICY_SRCS))
+$(FZ)/libcommon.a: $(call fzobj,$(COMMON_SRCS))
+	rm -f $@
+	ar rcs $@ $^
+
+$(FZ)/libpolicy.a: $(FZ)/obj/parse.o $(call fzobj,$(POLICY_SRCS))
 	rm -f $@
 	ar rcs $@ $^
 
