@@ -62,7 +62,7 @@ ALL_LDFLAGS	= -pie -Wl,-z,relro,-z,now $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRCS	:= $(wildcard common/*.c)
 POLICY_SRCS	:= $(wildcard policy/*.c)
-MCPD_SRCS	:= $(wildcard mcpd/*.c)
+MCPD_SRCS	:= $(filter-out mcpd/fixture.c,$(wildcard mcpd/*.c))
 SANDBOXD_SRCS	:= $(wildcard sandboxd/*.c)
 AUDITD_SRCS	:= $(wildcard auditd/*.c)
 MCPCTL_SRCS	:= $(wildcard auditd/mcpctl/*.c)
@@ -91,7 +91,8 @@ FUZZ_ALL	:= imsg sandboxd auditd jsonrpc http config init
 FUZZ_TARGETS	?= $(FUZZ_ALL)
 FUZZ_TIME	?= 60
 FZ		:= build-fuzz
-FUZZ_MCPD	:= $(filter-out mcpd/mcpd.c,$(MCPD_SRCS)) tests/fuzz/mcpdfuzz.c \
+FUZZ_MCPD	:= $(filter-out mcpd/mcpd.c mcpd/main.c,$(MCPD_SRCS)) \
+		   tests/fuzz/mcpdfuzz.c \
 		   auditd/record.c
 FUZZ_SRCS_imsg	:=
 FUZZ_SRCS_sandboxd := $(filter-out sandboxd/sandboxd.c,$(SANDBOXD_SRCS))
@@ -173,12 +174,10 @@ $(B)/mcpd: $(call obj,$(MCPD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(MCPD_SRCS)) $(LIBS)
 
 # The conformance suite's fixtures live only in this test build of mcpd:
-# the same sources, compiled apart with MCPD_CONFORMANCE.  Never installed.
-CONF_OBJS	= $(patsubst %.c,$(B)/obj-conformance/%.o,$(MCPD_SRCS))
-
-$(B)/obj-conformance/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DMCPD_CONFORMANCE -MMD -MP -c -o $@ $<
+# mcpd's objects but main.c, and the fixtures with a main() that
+# registers them.  Never installed.
+CONF_OBJS	= $(call obj,$(filter-out mcpd/main.c,$(MCPD_SRCS)) \
+		  mcpd/fixture.c)
 
 $(B)/mcpd-conformance: $(CONF_OBJS) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CONF_OBJS) $(LIBS)

@@ -450,11 +450,10 @@ tool_offered(const struct tool *t, const struct mcp_req *req)
 static struct tool *
 tool_find(const char *name, const struct mcp_req *req)
 {
-	struct tool	*fx;
-	size_t		 i, n;
+	struct tool	*fx = mcp_ext->tools;
+	size_t		 i;
 
-	fx = fixture_tools(&n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < mcp_ext->ntools; i++)
 		if (strcmp(fx[i].name, name) == 0 &&
 		    tool_offered(&fx[i], req)) {
 			tool_parse(&fx[i]);
@@ -520,9 +519,9 @@ tool_json(struct tool *t, const struct mcp_req *req)
 void
 tools_list(struct mcp_req *req)
 {
-	struct tool	*fx;
+	struct tool	*fx = mcp_ext->tools;
 	json_t		*list, *res;
-	size_t		 i, n;
+	size_t		 i;
 
 	if (json_object_get(req->params, "cursor") != NULL) {
 		mcp_error(req, RPC_INVALID_PARAMS, NULL,
@@ -530,8 +529,7 @@ tools_list(struct mcp_req *req)
 		return;
 	}
 	list = json_array();
-	fx = fixture_tools(&n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < mcp_ext->ntools; i++)
 		if (tool_offered(&fx[i], req) && !(fx[i].flags & T_HIDDEN))
 			json_array_append_new(list, tool_json(&fx[i], req));
 	for (i = 0; i < nitems(tools); i++)
@@ -540,7 +538,7 @@ tools_list(struct mcp_req *req)
 	res = json_pack("{s:o}", "tools", list);
 	if (req->modern) {
 		json_object_set_new(res, "ttlMs", json_integer(
-		    fixture_tools_change() ? 0 : 3600000));
+		    mcp_ext->tools_change ? 0 : 3600000));
 		json_object_set_new(res, "cacheScope", json_string("public"));
 	}
 	mcp_result(req, res);

@@ -1,6 +1,6 @@
 /*
- * The tool table, shared by the product's tools and the conformance
- * build's fixtures.
+ * The tool table, shared by the product's tools and those a build adds
+ * (struct mcp_extension in mcp.h).
  */
 #ifndef MCPD_TOOLS_H
 #define MCPD_TOOLS_H
@@ -42,9 +42,6 @@ struct tool {
 	/* T_TASK_AUTO: may say "not this time" (run it at once). */
 	int		(*decide)(struct mcp_req *, json_t *);
 };
-
-/* The fixtures of the conformance build (none in the product). */
-struct tool	*fixture_tools(size_t *);
 
 /* tasks.c: run a tools/call as a task if it asks to be (or must). */
 int		 task_maybe(struct mcp_req *, const struct tool *, json_t *);

@@ -4,7 +4,8 @@
 # both, and a program's folder its own.  Checked in the sources, by the
 # file each quoted #include resolves to, and in the binaries, by the
 # source files their debugging information names: what the linker put
-# in, whatever the Makefile says.
+# in, whatever the Makefile says.  The product mcpd holds none of the
+# conformance suite's fixtures, which mcpd-conformance does hold.
 . "$TOP/tests/lib.sh"
 
 cd "$TOP" || exit 1
@@ -102,5 +103,25 @@ for prog in mcpd mcp-sandboxd mcp-auditd mcpctl sandbox-init \
 		diag_lines "$bad"
 	fi
 done
+
+# The fixtures: their functions are fx_*, their registration fixture_*,
+# and one of their tools is test_simple_text.
+fixture_syms() {	# BINARY
+	nm "$1" 2>/dev/null | awk '$3 ~ /^(fx|fixture)_/ { print $3 }'
+}
+conf_syms=$(fixture_syms "$B/mcpd-conformance" | wc -l)
+check "mcpd-conformance holds the fixtures ($conf_syms fx_/fixture_ \
+symbols), so the next checks can fail" eval '[ "$conf_syms" -gt 10 ] &&
+    grep -qa test_simple_text "$B/mcpd-conformance"'
+prod_syms=$(fixture_syms "$B/mcpd")
+check "the product mcpd holds no fixture symbol" test -z "$prod_syms"
+[ -z "$prod_syms" ] || diag "in $B/mcpd:" $prod_syms
+check "the product mcpd holds no fixture tool's name" \
+    eval '! grep -qa test_simple_text "$B/mcpd"'
+conf_ifdefs=$(grep -rln MCPD_CONFORMANCE common policy mcpd sandboxd \
+    auditd Makefile)
+check "no product source or build rule knows MCPD_CONFORMANCE" \
+    test -z "$conf_ifdefs"
+[ -z "$conf_ifdefs" ] || diag "in:" $conf_ifdefs
 
 done_testing
