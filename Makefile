@@ -62,7 +62,7 @@ ALL_LDFLAGS	= -pie -Wl,-z,relro,-z,now $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRCS	:= $(wildcard common/*.c)
 POLICY_SRCS	:= $(wildcard policy/*.c)
-MCPD_SRCS	:= $(filter-out mcpd/fixture.c,$(wildcard mcpd/*.c))
+MCPD_SRCS	:= $(wildcard mcpd/*.c)
 SANDBOXD_SRCS	:= $(wildcard sandboxd/*.c)
 AUDITD_SRCS	:= $(wildcard auditd/*.c)
 MCPCTL_SRCS	:= $(wildcard auditd/mcpctl/*.c)
@@ -175,9 +175,9 @@ $(B)/mcpd: $(call obj,$(MCPD_SRCS)) $(LIBMCPD)
 
 # The conformance suite's fixtures live only in this test build of mcpd:
 # mcpd's objects but main.c, and the fixtures with a main() that
-# registers them.  Never installed.
+# registers them (tests/interop/fixture.c).  Never installed.
 CONF_OBJS	= $(call obj,$(filter-out mcpd/main.c,$(MCPD_SRCS)) \
-		  mcpd/fixture.c)
+		  tests/interop/fixture.c)
 
 $(B)/mcpd-conformance: $(CONF_OBJS) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CONF_OBJS) $(LIBS)

@@ -342,7 +342,7 @@ void		 tasks_update(struct mcp_req *);
  * What a build of mcpd adds to the server, registered with mcp_extend()
  * before mcpd_main(): tools beside the product's, resources, templates,
  * completions and prompts.  mcpd-conformance registers the conformance
- * suite's fixtures (fixture.c); the product registers
+ * suite's fixtures (tests/interop/fixture.c); the product registers
  * nothing, and offers no prompts.  Any member may be left out.
  */
 struct tool;

@@ -75,7 +75,7 @@ declare -A may_link=(
 	[mcp-auditd]="auditd policy common"
 	[mcpctl]="auditd/mcpctl auditd policy common"
 	[sandbox-init]="sandboxd/init common"
-	[mcpd-conformance]="mcpd tests/conformance policy common"
+	[mcpd-conformance]="mcpd tests/interop policy common"
 )
 
 for prog in mcpd mcp-sandboxd mcp-auditd mcpctl sandbox-init \

@@ -16,13 +16,13 @@
 #include <jansson.h>
 #include <sodium.h>
 
-#include "jsonrpc.h"
 #include "log.h"
-#include "mcp.h"
-#include "mcpd.h"
-#include "tasks.h"
-#include "tools.h"
 #include "util.h"
+#include "../../mcpd/jsonrpc.h"
+#include "../../mcpd/mcp.h"
+#include "../../mcpd/mcpd.h"
+#include "../../mcpd/tasks.h"
+#include "../../mcpd/tools.h"
 
 #define PNG	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8" \
 		"z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
