@@ -60,13 +60,18 @@ for dir in common policy mcpd sandboxd sandboxd/init auditd \
 	fi
 done
 
-# The source files a binary was linked from, one a line; the grammar
-# bison writes into the build directory is policy/parse.y's.
+# The source files of the tree a binary was linked from, one a line; the
+# grammar bison writes into the build directory is policy/parse.y's, and
+# what the toolchain links (the sanitizers' start-up code) is left out.
 linked_srcs() {	# BINARY
+	local src
 	readelf --debug-dump=info --dwarf-depth=1 "$1" 2>/dev/null |
 	    awk '/DW_TAG_compile_unit/ { cu = 1; next }
 		cu && /DW_AT_name/ { print $NF; cu = 0 }' |
-	    sed 's|^.*/parse\.c$|policy/parse.y|' | sort -u
+	    sed 's|^.*/parse\.c$|policy/parse.y|' | sort -u |
+	    while read -r src; do
+		[ -f "$src" ] && realpath --relative-to=. "$src"
+	    done | grep -v '^\.\./'
 }
 
 declare -A may_link=(
