@@ -133,6 +133,24 @@ str_to_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return NULL;
 }
 
+int
+name_valid(const char *s)
+{
+	size_t	 len = strlen(s), i;
+	char	 c;
+
+	if (len == 0 || len >= NAME_LEN || s[0] == '-' || s[0] == '.')
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		    c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
 uint64_t
 mono_ns(void)
 {

@@ -48,6 +48,17 @@ int	 str_copy(char *, const char *, size_t);
  */
 const char *str_to_u64(const char *, uint64_t, uint64_t, uint64_t *);
 
+/*
+ * Every name in the suite (a tenant's, a limits block's, an image's, a
+ * language's, a sandbox's): 1 to NAME_LEN - 1 letters, digits, '.', '_'
+ * and '-', the first neither '.' nor '-', so that a name is safe as a
+ * file name and in a log line.  HOST_IMAGE names the built-in image, a
+ * name no image of the store may take.
+ */
+#define NAME_LEN	64		/* with its NUL */
+#define HOST_IMAGE	"host"
+int	 name_valid(const char *);
+
 /* Monotonic clock in nanoseconds and milliseconds. */
 uint64_t mono_ns(void);
 uint64_t mono_ms(void);

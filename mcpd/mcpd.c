@@ -540,7 +540,7 @@ usage_stdio(int *argc, char *argv[])
 }
 
 int
-main(int argc, char *argv[])
+mcpd_main(int argc, char *argv[])
 {
 	struct proc_settings	 set;
 	struct policy		*conf;

@@ -30,6 +30,9 @@
 
 int	 mcp_stdio_mode;
 
+static const struct mcp_extension	 no_extension;
+const struct mcp_extension		*mcp_ext = &no_extension;
+
 static const char *const versions[MCP_NVERSIONS] = {
 	[MCP_V20241105] = "2024-11-05",
 	[MCP_V20250326] = "2025-03-26",
@@ -85,6 +88,8 @@ static void	 m_ping(struct mcp_req *);
 static void	 m_set_level(struct mcp_req *);
 static void	 m_discover(struct mcp_req *);
 static void	 m_listen(struct mcp_req *);
+static void	 m_prompts_list(struct mcp_req *);
+static void	 m_prompts_get(struct mcp_req *);
 
 static const struct method methods[] = {
 	{ "initialize",			m_initialize,	M_LEGACY | M_EARLY },
@@ -100,14 +105,39 @@ static const struct method methods[] = {
 	{ "resources/subscribe",	resources_subscribe, M_LEGACY },
 	{ "resources/unsubscribe",	resources_unsubscribe, M_LEGACY },
 	{ "completion/complete",	completion_complete, M_BOTH },
-	{ "prompts/list",		prompts_list,	M_BOTH | M_PROMPTS },
-	{ "prompts/get",		prompts_get,	M_BOTH | M_PROMPTS },
+	{ "prompts/list",		m_prompts_list,	M_BOTH | M_PROMPTS },
+	{ "prompts/get",		m_prompts_get,	M_BOTH | M_PROMPTS },
 	{ "tasks/get",			tasks_get,	M_BOTH | M_TASKS },
 	{ "tasks/result",		tasks_result,	M_LEGACY | M_TASKS },
 	{ "tasks/list",			tasks_list,	M_LEGACY | M_TASKS },
 	{ "tasks/cancel",		tasks_cancel,	M_BOTH | M_TASKS },
 	{ "tasks/update",		tasks_update,	M_MODERN },
 };
+
+void
+mcp_extend(const struct mcp_extension *ext)
+{
+	mcp_ext = ext;
+}
+
+static int
+prompts_exist(void)
+{
+	return mcp_ext->prompts_list != NULL && mcp_ext->prompts_get != NULL;
+}
+
+/* Reached only when prompts_exist(): see M_PROMPTS. */
+static void
+m_prompts_list(struct mcp_req *req)
+{
+	mcp_ext->prompts_list(req);
+}
+
+static void
+m_prompts_get(struct mcp_req *req)
+{
+	mcp_ext->prompts_get(req);
+}
 
 const char *
 mcp_version_name(int v)
@@ -196,7 +226,7 @@ mcp_capabilities(int version)
 
 	c = json_object();
 	t = json_object();
-	if (fixture_tools_change())
+	if (mcp_ext->tools_change)
 		json_object_set_new(t, "listChanged", json_true());
 	json_object_set_new(c, "tools", t);
 	json_object_set_new(c, "resources", json_pack("{s:b, s:b}",
@@ -1026,7 +1056,7 @@ m_listen(struct mcp_req *req)
 	l->tasks = json_array();
 	agreed = json_object();
 	if (json_is_true(json_object_get(f, "toolsListChanged")) &&
-	    fixture_tools_change()) {
+	    mcp_ext->tools_change) {
 		l->what |= NOTE_TOOLS;
 		json_object_set_new(agreed, "toolsListChanged", json_true());
 	}

@@ -40,6 +40,7 @@
 #include "daemon.h"
 #include "image.h"
 #include "imgstore.h"
+#include "imgtree.h"
 #include "log.h"
 #include "sandboxd.h"
 #include "util.h"

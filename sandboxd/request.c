@@ -321,7 +321,7 @@ check_ref(struct job *job, const struct sbx_ref *ref, int want_sandbox,
 	 */
 	if (sandbox_id_valid(ref->id))
 		job->sb = sandbox_find(job->tenant->name, ref->id);
-	else if (policy_valid_name(ref->id))
+	else if (name_valid(ref->id))
 		job->sb = sandbox_find_name(job->tenant->name, ref->id);
 	if (job->sb == NULL)
 		return req_fail(code, err, len, SBX_E_NOTFOUND,
@@ -405,7 +405,7 @@ parse_create(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 		return req_fail(code, err, len, SBX_E_INVALID,
 		    "malformed request");
 	job->nenv = r.envc;
-	if (r.name[0] != '\0' && !policy_valid_name(r.name))
+	if (r.name[0] != '\0' && !name_valid(r.name))
 		return req_fail(code, err, len, SBX_E_INVALID,
 		    "a sandbox name is letters, digits, '.', '_' and '-'");
 	/* Requests take an id or a name: an id-shaped one is never a name. */

@@ -1,7 +1,8 @@
 /*
  * OCI bundles, the seccomp profile and the host image (sandboxd/bundle.c,
- * profile.c, image.c): the generated configuration field by field, then,
- * as root with runc, real containers made from it and probed from inside.
+ * image.c; common/imgtree.c): the generated configuration field by field,
+ * then, as root with runc, real containers made from it and probed from
+ * inside.
  */
 #include <sys/types.h>
 #include <sys/mount.h>
@@ -32,6 +33,7 @@
 #include <jansson.h>
 #include <seccomp.h>
 
+#include "imgtree.h"
 #include "policy.h"
 #include "util.h"
 #include "../../sandboxd/bundle.h"
