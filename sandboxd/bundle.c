@@ -39,6 +39,12 @@
 #define BUNDLE_CONFIG		"config.json"
 #define BUNDLE_NOFILE		4096
 #define BUNDLE_MIN_INODES	1024
+/*
+ * Every devpts but the host's own draws on kernel.pty.max less
+ * kernel.pty.reserve (3072 by default): without a max of its own, one
+ * sandbox would take them all.
+ */
+#define BUNDLE_PTYS		64
 
 /* What Docker and containerd mask, and kallsyms. */
 static const char *const bundle_masked[] = {
@@ -253,7 +259,7 @@ bundle_mounts(const struct bundle *b)
 {
 	const struct image_host	*h = b->host;
 	json_t			*m;
-	char			 path[PATH_MAX], dst[64];
+	char			 path[PATH_MAX], dst[64], opts[128];
 	size_t			 i;
 	int			 r = 0, n;
 
@@ -263,8 +269,9 @@ bundle_mounts(const struct bundle *b)
 	r |= bundle_mount(m, "/dev", "tmpfs", "tmpfs",
 	    "nosuid,strictatime,mode=755,size=64k");
 	/* No gid=: there is no tty group in the user namespace. */
-	r |= bundle_mount(m, "/dev/pts", "devpts", "devpts",
-	    "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620");
+	snprintf(opts, sizeof(opts), "nosuid,noexec,newinstance,"
+	    "ptmxmode=0666,mode=0620,max=%d", BUNDLE_PTYS);
+	r |= bundle_mount(m, "/dev/pts", "devpts", "devpts", opts);
 	r |= bundle_mount(m, "/dev/shm", "tmpfs", "shm",
 	    "nosuid,noexec,nodev,mode=1777,size=64m,nr_inodes=4096");
 	r |= bundle_mount(m, "/dev/mqueue", "mqueue", "mqueue",

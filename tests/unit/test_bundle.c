@@ -850,6 +850,8 @@ test_config(void)
 	json_array_foreach(json_object_get(m, "options"), i, v)
 		good &= strncmp(json_string_value(v), "gid=", 4) != 0;
 	ok(good, "/dev/pts without gid=");
+	ok(m != NULL && mount_opt(m, "max=64"),
+	    "/dev/pts holds at most 64 ptys of the host's kernel.pty.max");
 	m = mount_at(c, "/dev/shm");
 	ok(m != NULL && mount_opt(m, "noexec") && mount_opt(m, "mode=1777") &&
 	    mount_opt(m, "size=64m") && mount_opt(m, "nr_inodes=4096"),
