@@ -45,6 +45,14 @@
  * sandbox would take them all.
  */
 #define BUNDLE_PTYS		64
+/*
+ * Queued signals and POSIX timers are counted per user namespace and,
+ * past it, against the uid that made it, root: RLIMIT_SIGPENDING bounds
+ * a sandbox's share, and the runtime's own limit all of theirs
+ * (priv.c).  POSIX message queues likewise count against root's
+ * RLIMIT_MSGQUEUE, 800 KiB, too little to share: a sandbox gets none.
+ */
+#define BUNDLE_SIGPENDING	1024
 
 /* What Docker and containerd mask, and kallsyms. */
 static const char *const bundle_masked[] = {
@@ -322,7 +330,7 @@ bundle_process(const struct bundle *b)
 	return json_pack("{s:b, s:{s:i, s:i}, s:o, s:[s, s, s, s], s:s,"
 	    " s:{s:[], s:[], s:[], s:[], s:[]}, s:b, s:i,"
 	    " s:[{s:s, s:I, s:I}, {s:s, s:I, s:I}, {s:s, s:I, s:I},"
-	    " {s:s, s:I, s:I}]}",
+	    " {s:s, s:I, s:I}, {s:s, s:I, s:I}, {s:s, s:I, s:I}]}",
 	    "terminal", 0,
 	    "user", "uid", SBX_USER_UID, "gid", SBX_USER_UID,
 	    "args", args,
@@ -340,7 +348,11 @@ bundle_process(const struct bundle *b)
 	    "soft", (json_int_t)l->pids,
 	    "type", "RLIMIT_CORE", "hard", (json_int_t)0, "soft", (json_int_t)0,
 	    "type", "RLIMIT_FSIZE", "hard", (json_int_t)l->disk * 2,
-	    "soft", (json_int_t)l->disk * 2);
+	    "soft", (json_int_t)l->disk * 2,
+	    "type", "RLIMIT_MSGQUEUE", "hard", (json_int_t)0,
+	    "soft", (json_int_t)0,
+	    "type", "RLIMIT_SIGPENDING", "hard", (json_int_t)BUNDLE_SIGPENDING,
+	    "soft", (json_int_t)BUNDLE_SIGPENDING);
 }
 
 static json_t *

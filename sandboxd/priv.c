@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -199,6 +200,27 @@ priv_delete_all(void)
 	return n;
 }
 
+/*
+ * Queued signals and POSIX timers of every sandbox count, past its user
+ * namespace, against the uid that made the namespace, root, with the
+ * RLIMIT_SIGPENDING of the process that made it, runc, as their ceiling.
+ * runc inherits ours: half of root's, so that all sandboxes together
+ * leave root's own processes the other half.
+ */
+static void
+priv_rlimits(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_SIGPENDING, &rl) == -1)
+		fatal("RLIMIT_SIGPENDING");
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return;		/* root's processes are not limited */
+	rl.rlim_cur /= 2;
+	if (setrlimit(RLIMIT_SIGPENDING, &rl) == -1)
+		fatal("RLIMIT_SIGPENDING");
+}
+
 static void
 priv_setup(void)
 {
@@ -212,6 +234,7 @@ priv_setup(void)
 		fatal("making mounts private");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
+	priv_rlimits();
 	priv_runc_version();
 	if (cgroup_init(pconf->run_dir, path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);

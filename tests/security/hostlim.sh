@@ -56,11 +56,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# sandboxd with a RLIMIT_SIGPENDING two sandboxes can fill, for the
+# check that all of them together keep within half of it.
+RUNTIME_SIGPENDING=3000
 start auditd
-start sandboxd
+prlimit --sigpending=$RUNTIME_SIGPENDING: "$B/mcp-sandboxd" -d -v -f "$CONF" \
+    >> "$T/sandboxd.log" 2>&1 &
+PID[sandboxd]=$!
 wait_sandboxd
 
-B=$B CONF=$CONF T=$T BOB=$BOB GID=$MU \
+B=$B CONF=$CONF T=$T BOB=$BOB GID=$MU RUNTIME_SIGPENDING=$RUNTIME_SIGPENDING \
     /usr/bin/python3 "$TOP/tests/security/hostlim.py" > "$T/tap" 2>&1
 rc=$?
 relay_tap "$T/tap" "$rc"

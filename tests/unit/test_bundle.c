@@ -831,6 +831,12 @@ test_config(void)
 	ok(rlimit_of(c, "RLIMIT_CORE", "hard") == 0, "RLIMIT_CORE 0");
 	ok(rlimit_of(c, "RLIMIT_FSIZE", "soft") == (json_int_t)(2 * lim.disk),
 	    "RLIMIT_FSIZE is twice the disk limit: the quota speaks first");
+	ok(rlimit_of(c, "RLIMIT_MSGQUEUE", "hard") == 0 &&
+	    rlimit_of(c, "RLIMIT_MSGQUEUE", "soft") == 0,
+	    "RLIMIT_MSGQUEUE 0: root's is the host's, and too small to share");
+	ok(rlimit_of(c, "RLIMIT_SIGPENDING", "hard") == 1024 &&
+	    rlimit_of(c, "RLIMIT_SIGPENDING", "soft") == 1024,
+	    "RLIMIT_SIGPENDING 1024: a sandbox's share of root's");
 	ok(strcmp(jstr(c, "root.path"), host.rootfs) == 0 &&
 	    json_is_true(jget(c, "root.readonly")), "read-only host rootfs");
 	ok(strcmp(jstr(c, "hostname"), "sandbox") == 0, "hostname");
