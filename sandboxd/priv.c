@@ -825,6 +825,10 @@ pop_start(struct pop *op, int status)
 		}
 		op->initpid = pid;
 		ctr_add(op->id, pid);
+		if (cgroup_sandbox_tcp(op->id) == -1) {
+			pop_fail(op, "cgroup: no limit on socket buffers");
+			return;
+		}
 		if (op->start.network == NET_EGRESS) {
 			if (net_start(op) == -1)
 				pop_fail(op, "slirp4netns: %s", strerror(errno));
