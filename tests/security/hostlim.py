@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..",
                                 "integration"))
-from mcpclient import Stdio, ok, done, sc, is_error
+from mcpclient import Stdio, ok, diag, done, sc, is_error
 
 E = os.environ
 B, CONF, T = E["B"], E["CONF"], E["T"]
@@ -222,6 +222,11 @@ for desc, out in (
             "language": "sh", "code": "cat /proc/self/mountinfo"})).get(
                 "stdout", ""))):
     seen = [p for p in host_paths if p in out]
+    for line in out.splitlines():
+        mine, _, fs = line.partition(" - ")
+        f, t = mine.split(), fs.split()
+        if len(f) > 4 and len(t) > 1 and t[0] != "proc":
+            diag(f"{desc}: {f[4]} is {f[3]} of {t[0]} {t[1]}")
     ok(" /workspace " in out and " /dev/pts " in out and not seen,
        f"{desc}: /proc/self/mountinfo is readable and names no host "
        f"path{': ' + ' '.join(seen) if seen else ''}", out)
