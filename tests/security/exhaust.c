@@ -155,9 +155,9 @@ watch_one(const char *path, const struct stat *st, int type, struct FTW *f)
 static long
 hold_watch(int *err)
 {
-	int	 r;
-
 	for (;;) {
+		int	 r;
+
 		if ((watch_fd = inotify_init1(IN_CLOEXEC)) == -1) {
 			*err = errno;
 			return watch_n;
@@ -195,12 +195,10 @@ static int
 one_mq(void)
 {
 	char	 name[64];
-	mqd_t	 q;
 
 	snprintf(name, sizeof(name), "/mcpd-exhaust-%d-%d", (int)getpid(),
 	    counter++);
-	if ((q = mq_open(name, O_CREAT | O_EXCL | O_RDWR, 0600, NULL)) ==
-	    (mqd_t)-1)
+	if (mq_open(name, O_CREAT | O_EXCL | O_RDWR, 0600, NULL) == (mqd_t)-1)
 		return -1;
 	/* Gone from the name space, kept while the descriptor is open. */
 	mq_unlink(name);
@@ -261,7 +259,7 @@ static int
 one_msgfill(void)
 {
 	static struct {
-		long	 mtype;
+		long	 mtype;		/* cppcheck-suppress unusedStructMember */
 		char	 mtext[4096];
 	}		 m = { 1, { 0 } };
 	int		 id;
@@ -328,10 +326,11 @@ static int
 fill_pair(int a, int b, long *bytes)
 {
 	static char	 buf[65536];
-	ssize_t		 n;
 	int		 i, s[2] = { a, b };
 
 	for (i = 0; i < 2; i++) {
+		ssize_t	 n;
+
 		fcntl(s[i], F_SETFL, O_NONBLOCK);
 		while ((n = write(s[i], buf, sizeof(buf))) > 0)
 			*bytes += n;
@@ -510,12 +509,10 @@ one_nofile(void)
 static long
 hold_files(int *err)
 {
-	struct rlimit	 rl;
 	long		 n = 0, got;
-	int		 p[2], i, fd;
+	int		 p[2], i;
 	pid_t		 pid;
 
-	getrlimit(RLIMIT_NOFILE, &rl);
 	if (pipe(p) == -1) {
 		*err = errno;
 		return 0;
@@ -528,7 +525,7 @@ hold_files(int *err)
 		if (pid == 0) {
 			got = 0;
 			close(p[0]);
-			while ((fd = open("/dev/null", O_RDONLY)) != -1)
+			while (open("/dev/null", O_RDONLY) != -1)
 				got++;
 			if (write(p[1], &got, sizeof(got)) != sizeof(got))
 				_exit(1);
