@@ -657,8 +657,9 @@ bundle_write(const struct bundle *b, char *err, size_t errlen)
  * shares, where no per-sandbox limit exists: Linux AIO takes events from
  * fs.aio-max-nr, which one sandbox could fill for every other process;
  * inotify instances and watches are charged to the uid that made the
- * sandbox's user namespace, root, so one sandbox could take root's.  The 32-bit and x32 entry points are not in the filter's
- * architectures, so libseccomp kills a thread that tries them.
+ * sandbox's user namespace, root, so one sandbox could take root's.
+ * The 32-bit and x32 entry points are not in the filter's architectures,
+ * so libseccomp kills a thread that tries them.
  *
  * runc 1.1 turns several conditions on the same argument of one rule into
  * separate rules, which are or-ed: "socket unless AF_PACKET and unless

@@ -259,7 +259,8 @@ static int
 one_msgfill(void)
 {
 	static struct {
-		long	 mtype;		/* cppcheck-suppress unusedStructMember */
+		/* cppcheck-suppress unusedStructMember */
+		long	 mtype;
 		char	 mtext[4096];
 	}		 m = { 1, { 0 } };
 	int		 id;
