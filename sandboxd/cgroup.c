@@ -49,6 +49,15 @@ static char	 cg_mnt[CG_NCTRL][PATH_MAX];
 static char	 cg_all[CG_MAX_MOUNTS][PATH_MAX];
 static int	 cg_nall;
 static int	 cg_memsw;		/* the kernel accounts swap */
+static int	 cg_tcpmem;		/* memory.kmem.tcp: socket buffers */
+
+/*
+ * cgroup v1 leaves socket buffers out of the memory limit: they count
+ * only against the host's net.ipv4.tcp_mem and udp_mem, which one
+ * sandbox filled.  A container's group gets a limit for them (TCP and
+ * UDP alike) of its own; runc 1.1 ignores linux.resources.memory.kernelTCP.
+ */
+#define CG_TCP_MEMORY	(64ULL << 20)
 
 static int
 cg_has_option(const char *opts, const char *name)
@@ -133,6 +142,9 @@ cgroup_init(const char *run_dir, char *err, size_t len)
 	str_fmt(line, sizeof(line), "%s/memory.memsw.limit_in_bytes",
 	    cg_mnt[CG_MEMORY]);
 	cg_memsw = access(line, F_OK) == 0;
+	str_fmt(line, sizeof(line), "%s/memory.kmem.tcp.limit_in_bytes",
+	    cg_mnt[CG_MEMORY]);
+	cg_tcpmem = access(line, F_OK) == 0;
 	for (i = 0; i < CG_NCTRL; i++) {
 		str_fmt(line, sizeof(line), "%s/%s", cg_mnt[i], cg_parent);
 		if (mkdir(line, 0755) == -1 && errno != EEXIST) {
@@ -226,6 +238,17 @@ cgroup_exec_create(const char *id, uint32_t exec)
 			log_warn("cgroup %s", path);
 			return -1;
 		}
+	}
+	/*
+	 * A v1 group counts its sockets' buffers only once its own
+	 * kmem.tcp limit has been written: unlimited here, so that the
+	 * container's (cgroup_sandbox_tcp()) holds for the exec's sockets.
+	 */
+	cg_path(path, sizeof(path), CG_MEMORY, id, exec,
+	    "memory.kmem.tcp.limit_in_bytes");
+	if (cg_tcpmem && cg_write(path, "-1") == -1) {
+		log_warn("cgroup %s", path);
+		return -1;
 	}
 	return 0;
 }
@@ -438,6 +461,14 @@ cg_write_u64(int c, const char *id, const char *file, uint64_t v)
 		return -1;
 	}
 	return 0;
+}
+
+/* A new container's limit for socket buffers, before it runs anything. */
+int
+cgroup_sandbox_tcp(const char *id)
+{
+	return cg_tcpmem ? cg_write_u64(CG_MEMORY, id,
+	    "memory.kmem.tcp.limit_in_bytes", CG_TCP_MEMORY) : 0;
 }
 
 /*

@@ -275,6 +275,7 @@ void		 cgroup_exec_usage(const char *, uint32_t, uint64_t *,
 		    uint64_t *);
 uint64_t	 cgroup_oom_kills(const char *, uint32_t);
 uint64_t	 cgroup_memory_now(const char *);
+int		 cgroup_sandbox_tcp(const char *);
 int		 cgroup_sandbox_limits(const char *, const struct limits *,
 		    const struct limits *);
 void		 cgroup_sandbox_kill(const char *, int);
