@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,24 @@ str_to_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return "too small";
 	*out = v;
 	return NULL;
+}
+
+int
+name_valid(const char *s)
+{
+	size_t	 len = strlen(s), i;
+	char	 c;
+
+	if (len == 0 || len >= NAME_LEN || s[0] == '-' || s[0] == '.')
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		    c == '-'))
+			return 0;
+	}
+	return 1;
 }
 
 uint64_t
@@ -270,4 +289,37 @@ int
 rm_tree(const char *path)
 {
 	return rm_tree_at(AT_FDCWD, path);
+}
+
+int
+sigmask_clear(void)
+{
+	sigset_t	 none;
+
+	sigemptyset(&none);
+	return sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+pid_t
+fork_for_exec(void)
+{
+	struct sigaction	 sa;
+	sigset_t		 all, old;
+	pid_t			 pid;
+	int			 sig;
+
+	sigfillset(&all);
+	if (sigprocmask(SIG_SETMASK, &all, &old) == -1)
+		return -1;
+	if ((pid = fork()) == 0) {
+		for (sig = 1; sig < NSIG; sig++) {
+			if (sigaction(sig, NULL, &sa) == -1 ||
+			    sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+				continue;
+			signal(sig, SIG_DFL);
+		}
+		sigemptyset(&old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return pid;
 }

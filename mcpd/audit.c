@@ -4,7 +4,8 @@
  * sandboxd records what it does to sandboxes; these records say what the
  * client asked for.  They are sent as they happen and not waited for: an
  * operation that must not run unrecorded is refused by sandboxd, which
- * waits for its own record's commit.
+ * waits for its own record's commit, and mcpd --stdio sends none to
+ * sandboxd while it cannot reach auditd (sbxcall.c).
  */
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -68,7 +69,11 @@ maudit_send(uint32_t event, uint32_t outcome, const char *tenant,
 	struct iovec		 iov[2];
 
 	if (auditconn == NULL) {
-		if (unsent++ == 0)
+		if (unsent++ == 0 && mcp_stdio_mode &&
+		    mcpd_conf->audit.required)
+			log_warnx("auditd is not connected: audit is "
+			    "required, so no tool call runs until it is");
+		else if (unsent == 1)
 			log_warnx("auditd is not connected: tool calls go "
 			    "unrecorded by mcpd until it is");
 		stats.failed++;

@@ -5,7 +5,8 @@
  * of its own gets a child x<n> of that in the freezer, memory and cpuacct
  * hierarchies: a timeout freezes the group, kills every member and thaws
  * it.  The container's own groups, whose counters can be reset, serve
- * the execs that need none of their own.
+ * the execs that need none of their own.  v1 leaves socket buffers out of
+ * the memory limit: each container gets a limit of its own for them.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -42,6 +43,15 @@ static char	 cg_mnt[CG_NCTRL][PATH_MAX];
 static char	 cg_all[CG_MAX_MOUNTS][PATH_MAX];
 static int	 cg_nall;
 static int	 cg_memsw;		/* the kernel accounts swap */
+static int	 cg_tcpmem;		/* memory.kmem.tcp: socket buffers */
+
+/*
+ * cgroup v1 leaves socket buffers out of the memory limit: they count
+ * only against the host's net.ipv4.tcp_mem and udp_mem, which one
+ * sandbox filled.  A container's group gets a limit for them (TCP and
+ * UDP alike) of its own; runc 1.1 ignores linux.resources.memory.kernelTCP.
+ */
+#define CG_TCP_MEMORY	(64ULL << 20)
 
 static int
 cg_has_option(const char *opts, const char *name)
@@ -90,6 +100,9 @@ cg1_setup(char *err, size_t len)
 	str_fmt(path, sizeof(path), "%s/memory.memsw.limit_in_bytes",
 	    cg_mnt[CG_MEMORY]);
 	cg_memsw = access(path, F_OK) == 0;
+	str_fmt(path, sizeof(path), "%s/memory.kmem.tcp.limit_in_bytes",
+	    cg_mnt[CG_MEMORY]);
+	cg_tcpmem = access(path, F_OK) == 0;
 	for (c = 0; c < CG_NCTRL; c++) {
 		str_fmt(path, sizeof(path), "%s/%s", cg_mnt[c], cg_parent);
 		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
@@ -134,10 +147,14 @@ cg1_proc_match(const char *id, char *buf, size_t len)
 	return str_fmt(buf, len, ":/%s/%s\n", cg_parent, id);
 }
 
+static int	cg_write_u64(int, const char *, const char *, uint64_t);
+
+/* A new container's limit for socket buffers, before it runs anything. */
 static int
 cg1_settle(const char *id, pid_t init)
 {
-	return 0;
+	return cg_tcpmem ? cg_write_u64(CG_MEMORY, id,
+	    "memory.kmem.tcp.limit_in_bytes", CG_TCP_MEMORY) : 0;
 }
 
 static int
@@ -180,6 +197,17 @@ cg1_exec_create(const char *id, uint32_t exec)
 			log_warn("cgroup %s", path);
 			return -1;
 		}
+	}
+	/*
+	 * A v1 group counts its sockets' buffers only once its own
+	 * kmem.tcp limit has been written: unlimited here, so that the
+	 * container's (cg1_settle()) holds for the exec's sockets.
+	 */
+	cg_path(path, sizeof(path), CG_MEMORY, id, exec,
+	    "memory.kmem.tcp.limit_in_bytes");
+	if (cg_tcpmem && cg_write(path, "-1") == -1) {
+		log_warn("cgroup %s", path);
+		return -1;
 	}
 	return 0;
 }

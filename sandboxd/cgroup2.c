@@ -18,9 +18,11 @@
  * soon as runc has started it, and the container's group gets the
  * controllers: each exec of its own is then a sibling, x<n>, with its own
  * cpu.stat, memory.peak, memory.events and pids.current, and a timeout
- * kills all of it at once with cgroup.kill.  The execs with no group of
- * their own run beside init, in init/; as v2 counters never start again
- * at 0, only the first exec of a container may do that (see exec.c).
+ * kills all of it at once with cgroup.kill.  Socket buffers count in
+ * memory.max, as everything a group's processes allocate does.  The
+ * execs with no group of their own run beside init, in init/; as v2
+ * counters never start again at 0, only the first exec of a container
+ * may do that (see exec.c).
  */
 #include <sys/types.h>
 #include <sys/mount.h>

@@ -18,6 +18,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -40,6 +42,7 @@
 #include "daemon.h"
 #include "image.h"
 #include "imgstore.h"
+#include "imgtree.h"
 #include "log.h"
 #include "sandboxd.h"
 #include "util.h"
@@ -103,6 +106,7 @@ static struct policy		*pconf;
 static struct event_base	*pbase;
 static struct imsgev		 piev;
 static struct image_host	 host_image;
+static char			 init_copy[PATH_MAX];	/* sandbox-init */
 static int			 memsw;
 static int			 filter_memfd = -1;	/* bundle_filter() */
 static char			 runc_root[PATH_MAX];
@@ -128,7 +132,7 @@ run_wait(const char *const argv[], char *out, size_t len)
 
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
-	if ((pid = fork()) == -1) {
+	if ((pid = fork_for_exec()) == -1) {
 		close(p[0]);
 		close(p[1]);
 		return -1;
@@ -206,6 +210,84 @@ priv_delete_all(void)
 	return n;
 }
 
+/*
+ * Queued signals and POSIX timers of every sandbox count, past its user
+ * namespace, against the uid that made the namespace, root, with the
+ * RLIMIT_SIGPENDING of the process that made it, runc, as their ceiling.
+ * runc inherits ours: half of root's, so that all sandboxes together
+ * leave root's own processes the other half.
+ */
+static void
+priv_rlimits(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_SIGPENDING, &rl) == -1)
+		fatal("RLIMIT_SIGPENDING");
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return;		/* root's processes are not limited */
+	rl.rlim_cur /= 2;
+	if (setrlimit(RLIMIT_SIGPENDING, &rl) == -1)
+		fatal("RLIMIT_SIGPENDING");
+}
+
+/* Copy the file src to a new dst, mode 0555. */
+static int
+priv_copy(const char *src, const char *dst)
+{
+	struct stat	 st;
+	ssize_t		 n = 0;
+	off_t		 off = 0;
+	int		 in, out = -1, saved;
+
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(in, &st) == -1 || (out = open(dst, O_WRONLY | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0555)) == -1)
+		n = -1;
+	while (n != -1 && off < st.st_size)
+		if ((n = sendfile(out, in, &off, (size_t)(st.st_size - off))) ==
+		    0) {
+			errno = EIO;	/* the file shrank */
+			n = -1;
+		}
+	saved = errno;
+	close(in);
+	if (out != -1 && close(out) == -1 && n != -1) {
+		saved = errno;
+		n = -1;
+	}
+	errno = saved;
+	return n == -1 ? -1 : 0;
+}
+
+/*
+ * The host's files that containers mount, the host image (the skeleton
+ * root and the synthetic /etc) and sandbox-init, go on a tmpfs of this
+ * mount namespace's own at dir, read-only once made: a sandbox's
+ * /proc/self/mountinfo gives each mount's path within its filesystem,
+ * which is then /rootfs, /etc and /sandbox-init rather than paths under
+ * the state directory and the install path.
+ */
+static void
+priv_host_files(const char *dir)
+{
+	char	 err[256];
+
+	daemon_mkdir(dir, 0755);
+	if (mount("mcpd", dir, "tmpfs", MS_NOSUID | MS_NODEV,
+	    "mode=0755,size=64m") == -1)
+		fatal("tmpfs on %s", dir);
+	if (image_host_prepare(dir, &host_image, err, sizeof(err)) == -1)
+		fatalx("host image: %s", err);
+	(void)str_fmt(init_copy, sizeof(init_copy), "%s/sandbox-init", dir);
+	if (priv_copy(pconf->sandbox_init, init_copy) == -1)
+		fatal("sandbox-init %s", pconf->sandbox_init);
+	if (mount(NULL, dir, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID |
+	    MS_NODEV, NULL) == -1)
+		fatal("remounting %s read-only", dir);
+}
+
 static void
 priv_setup(void)
 {
@@ -219,6 +301,7 @@ priv_setup(void)
 		fatal("making mounts private");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
+	priv_rlimits();
 	priv_runc_version();
 	if (cgroup_helper_view(path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);
@@ -237,17 +320,15 @@ priv_setup(void)
 	/* runc mounts as the container's root: it must pass, not list. */
 	daemon_mkdir(path, 0711);
 
+	if (access(pconf->sandbox_init, X_OK) == -1)
+		fatal("sandbox-init %s", pconf->sandbox_init);
 	(void)str_fmt(path, sizeof(path), "%s/%s/%s", pconf->state_dir, SBX_IMAGES,
 	    HOST_IMAGE);
-	daemon_mkdir(path, 0755);
-	if (image_host_prepare(path, &host_image, err, sizeof(err)) == -1)
-		fatalx("host image: %s", err);
+	priv_host_files(path);
 	TAILQ_FOREACH(im, &pconf->images, entry)
 		if (im->type == IMAGE_ROOTFS &&
 		    image_rootfs_check(im->path, err, sizeof(err)) == -1)
 			fatalx("image \"%s\": %s", im->name, err);
-	if (access(pconf->sandbox_init, X_OK) == -1)
-		fatal("sandbox-init %s", pconf->sandbox_init);
 	/* Compiled once: runc would compile it for every container. */
 	if ((filter_memfd = bundle_filter(err, sizeof(err))) == -1)
 		fatalx("%s", err);
@@ -568,7 +649,7 @@ net_start(struct pop *op)
 	}
 	n = xcalloc(1, sizeof(*n));
 	memcpy(n->id, op->id, sizeof(n->id));
-	if ((n->pid = fork()) == -1) {
+	if ((n->pid = fork_for_exec()) == -1) {
 		close(ready[0]);
 		close(ready[1]);
 		close(ex[0]);
@@ -759,7 +840,7 @@ pop_start(struct pop *op, int status)
 			return;
 		}
 		b.host = &host_image;
-		b.init = pconf->sandbox_init;
+		b.init = init_copy;
 		b.uid_base = base;
 		b.limits = &lim;
 		b.workspace = op->start.persistent ? op->ws : NULL;
@@ -809,7 +890,7 @@ pop_start(struct pop *op, int status)
 		op->initpid = pid;
 		ctr_add(op->id, pid);
 		if (cgroup_sandbox_settle(op->id, pid) == -1) {
-			pop_fail(op, "cannot place sandbox-init in its cgroup");
+			pop_fail(op, "cannot settle the container's cgroups");
 			return;
 		}
 		if (op->start.network == NET_EGRESS) {

@@ -39,7 +39,10 @@
 #include "job.h"
 #include "sandboxd.h"
 
+/* Every uid's, any one uid's, and mcpd's and mcpctl's besides. */
 #define SANDBOXD_MAXCONNS	256
+#define SANDBOXD_MAXPERUID	16
+#define SANDBOXD_MAXRESERVED	32
 #define RELAY_TIMEOUT_MS	5000
 
 /* A ping from mcpd waiting for auditd's answer. */
@@ -134,6 +137,16 @@ sandboxd_allow(const struct ucred *uc, uint32_t role, char *why, size_t len,
 	    ROLE_BIT(ROLE_MCPD_STDIO) | ROLE_BIT(ROLE_MCPCTL), why, len);
 }
 
+/* mcpd's uid and root's (mcpctl): no tenant's uid can crowd them out. */
+static int
+sandboxd_reserved(const struct ucred *uc, void *arg)
+{
+	char	 why[128];
+
+	return acl_check(&sandboxd_acl, uc, ROLE_NONE, ROLE_BIT(ROLE_MCPD) |
+	    ROLE_BIT(ROLE_MCPCTL), why, sizeof(why)) == NULL;
+}
+
 static void
 sandboxd_up_mcpd(struct conn *c)
 {
@@ -190,6 +203,7 @@ static const struct conn_ops sandboxd_mcpd_ops = {
 	.up = sandboxd_up_mcpd,
 	.dispatch = sandboxd_dispatch_mcpd,
 	.down = sandboxd_down_mcpd,
+	.reserved = sandboxd_reserved,
 };
 
 /* auditd. */
@@ -511,6 +525,8 @@ main(int argc, char *argv[])
 	set.self = ROLE_SANDBOXD;
 	set.maxframe = PROTO_MAX_FRAME;
 	set.maxconns = SANDBOXD_MAXCONNS;
+	set.maxperuid = SANDBOXD_MAXPERUID;
+	set.maxreserved = SANDBOXD_MAXRESERVED;
 	l = listener_new(sbd->base, fd, conf->sandbox_socket, &set,
 	    &sandboxd_mcpd_ops, NULL);
 	sbd->listener = l;

@@ -6,7 +6,8 @@
  * helper, forked before the main process confines itself, alone builds
  * bundles, runs runc and mounts workspaces (priv.c).
  *
- *	sandboxd.c	main, the clients, request validation
+ *	sandboxd.c	main, the clients
+ *	request.c	requests validated whole, before any is acted on
  *	job.c		requests in progress, step by step
  *	sandbox.c	sandbox objects, containers, the init channel
  *	exec.c		one process tree: pipes, cgroups, timeout, result
@@ -17,10 +18,14 @@
  *	cgroup1.c,	the v1 hierarchies of a hybrid boot or the unified
  *	cgroup2.c	v2 one (cgroup.h between them)
  *	state.c		the state database of persistent sandboxes
+ *	stored.c	the store's images, served beside the configuration's
+ *	probe.c		which languages an image can run
+ *	control.c	SERVER: what sandboxd is doing
  *	audit.c		intent and result records, and waiting for them
  *	priv.c		the privileged helper
- *	bundle.c,	OCI bundles from policy; the container's seccomp
- *	profile.c	profile; the host image (image.c)
+ *	bundle.c	OCI bundles from policy, with the container's seccomp
+ *			profile
+ *	image.c		the host image (common/imgtree.c keeps its trees)
  */
 #ifndef MCPD_SANDBOXD_H
 #define MCPD_SANDBOXD_H

@@ -3,7 +3,7 @@
 # As root the missing ones are installed with apt-get; anyone else is told
 # exactly what to install.
 #
-#	sh scripts/deps.sh build|run|check|fuzz
+#	sh scripts/deps.sh build|run|check|fuzz|languages
 set -eu
 
 build="gcc make pkg-config bison libevent-dev libjansson-dev libsqlite3-dev
@@ -14,18 +14,23 @@ libseccomp-dev libcap-ng-dev libsodium-dev"
 # (debootstrap, skopeo, umoci).
 run="$build runc e2fsprogs slirp4netns python3 nodejs debootstrap skopeo
 umoci"
+# What the host image needs for every language of the built-in table
+# (policy/policy.c), in its order: python3 and nodejs, node-typescript
+# (tsc), dash and bash, gcc and g++, golang-go, rustc, a JDK (javac),
+# ruby, perl, php-cli.  make run offers those installed and names the
+# rest; make languages installs them.  A server needs only those it
+# offers.
+languages="python3 nodejs node-typescript dash bash gcc g++ golang-go rustc
+default-jdk-headless ruby perl php-cli"
 # The tests also drive gdb, sqlite3, mandoc, ps, losetup, ip and curl, and npm
 # installs the interop tests' clients (tests/package.json) into
 # tests/node_modules.  tests/integration/languages.sh runs every language
-# of the built-in table on the host image, so its compilers and runtimes
-# are here too, with matplotlib for a plot that comes back as a picture; a
-# server needs only those it offers.  tests/security/lockdown.sh scores
-# and checks the units with systemd-analyze (systemd), whether or not
-# systemd runs the machine.
-langs="g++ golang-go rustc default-jdk-headless ruby php-cli perl
-node-typescript python3-matplotlib python3-pip"
+# of the built-in table on the host image, so all of them are here, with
+# matplotlib for a plot that comes back as a picture.
+# tests/security/lockdown.sh scores and checks the units with
+# systemd-analyze (systemd), whether or not systemd runs the machine.
 check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm systemd
-$langs"
+$languages python3-matplotlib python3-pip"
 # make fuzz alone: clang, and libFuzzer from compiler-rt.
 fuzz="$build clang libclang-rt-dev"
 
@@ -34,7 +39,8 @@ build)	want=$build ;;
 run)	want=$run ;;
 check)	want=$check ;;
 fuzz)	want=$fuzz ;;
-*)	echo "usage: $0 build|run|check|fuzz" >&2; exit 2 ;;
+languages) want=$languages ;;
+*)	echo "usage: $0 build|run|check|fuzz|languages" >&2; exit 2 ;;
 esac
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
@@ -55,6 +61,7 @@ provided() {
 
 missing=
 for p in $want; do
+	case " $missing " in *" $p "*) continue ;; esac
 	provided "$p" && continue
 	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	case "$s" in
@@ -62,7 +69,12 @@ for p in $want; do
 	*) missing="$missing $p" ;;
 	esac
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	[ "${1:-}" = languages ] &&
+	    echo "deps: nothing is missing: the packages of every language" \
+	    "are installed" >&2
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps: missing packages:$missing" >&2
@@ -77,3 +89,7 @@ if ! apt-get install -y -q --no-install-recommends $missing >&2; then
 	apt-get update -q >&2
 	apt-get install -y -q --no-install-recommends $missing >&2
 fi
+[ "${1:-}" = languages ] &&
+    echo "deps: installed; a make run already started offers them once" \
+    "started again" >&2
+exit 0

@@ -216,8 +216,25 @@ start() {	# start NAME
 	local bin=$1
 	[ "$1" != mcpd ] && bin=mcp-$1
 	"$B/$bin" -d -v -f "$CONF" >> "$T/$1.log" 2>&1 &
+	started "$1"
+}
+
+# started NAME: the last command put in the background ($!) is PID[NAME],
+# once it runs its program.  Until its exec it is a copy of this shell,
+# with the handlers that an EXIT trap (every script has one) installs for
+# SIGTERM, SIGHUP and SIGINT: a signal sent to it then runs the trap in
+# the copy (killing the daemons and removing $T), or, once the copy has
+# looked for signals for the last time, is forgotten by the exec, and the
+# program runs on, deaf to the stop already sent (bash 5.2).
+started() {
+	local i
 	PID[$1]=$!
-	return 0
+	for ((i = 0; i < 1000; i++)); do
+		[ "/proc/${PID[$1]}/exe" -ef "/proc/$$/exe" ] || return 0
+		((i < 500)) || sleep 0.01
+	done
+	diag "$1 (pid ${PID[$1]}) is not past its exec after 5 s"
+	return 1
 }
 
 # A TCP port free on 127.0.0.1 a moment ago.
@@ -233,13 +250,82 @@ wait_sandboxd() {
 	    wait_log "$T/sandboxd.log" "connected to auditd ("
 }
 
-stop() {	# stop NAME: SIGTERM, wait, return its exit status
-	local p=${PID[$1]} rc
-	kill -TERM "$p" 2>/dev/null
+# auditd, sandboxd and the HTTP mcpd (on one socket), each checked ready
+# and connected.
+start_suite() {
+	start auditd
+	start sandboxd
+	wait_sandboxd
+	start mcpd
+	check "mcpd is ready" \
+	    wait_log "$T/mcpd.log" "ready: serving MCP on 1 socket"
+	check "mcpd is connected to auditd and sandboxd" \
+	    eval 'wait_log "$T/mcpd.log" "connected to auditd" &&
+	    wait_log "$T/mcpd.log" "connected to sandboxd ("'
+}
+
+# pid_gone PID: the child has ended (a zombie not yet reaped counts).
+pid_gone() {
+	local st
+	kill -0 "$1" 2>/dev/null || return 0
+	read -r st 2>/dev/null < "/proc/$1/stat" || return 0
+	st=${st##*) }
+	[ "${st%% *}" = Z ]
+}
+
+# sig_names MASK: the signals in a hexadecimal mask of /proc/PID/status.
+sig_names() {
+	local m=$((16#$1)) i out=
+	for ((i = 1; i <= 64; i++)); do
+		((m >> (i - 1) & 1)) && out="$out $(kill -l $i 2>/dev/null || echo $i)"
+	done
+	echo "${out# }"
+}
+
+# proc_state PID [LOG]: what a process that will not end is doing, as
+# TAP diagnostics: its state, wait channel and signals (pending, blocked,
+# ignored, caught), its children's, and the tail of its log.
+proc_state() {
+	local p k v
+	for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		diag "pid $p ($(cat /proc/$p/comm 2>/dev/null)):" \
+		    "wchan $(cat /proc/$p/wchan 2>/dev/null)"
+		while read -r k v; do
+			case $k in
+			State:) diag "  $k $v" ;;
+			SigPnd:|ShdPnd:|SigBlk:|SigIgn:|SigCgt:)
+				diag "  $k $v ($(sig_names "$v"))" ;;
+			esac
+		done 2>/dev/null < "/proc/$p/status"
+	done
+	[ -n "${2:-}" ] && diag_file "$2"
+}
+
+# reap NAME [WHAT]: its exit status once it ends.  One that has not
+# ended within STOP_WAIT seconds (default 20) of WHAT is a failed test:
+# it is shown (proc_state) and killed, and a lost signal costs seconds
+# and says why, not the whole test's time limit.
+reap() {
+	local p=${PID[$1]} rc i limit=${STOP_WAIT:-20}
+	for ((i = 0; i < limit * 100; i++)); do
+		pid_gone "$p" && break
+		sleep 0.01
+	done
+	if ! pid_gone "$p"; then
+		not_ok "$1 (pid $p) ends within $limit s${2:+ of $2}"
+		proc_state "$p" "${T:-}/$1.log"
+		kill -KILL "$p" 2>/dev/null
+	fi
 	wait "$p"
 	rc=$?
 	unset "PID[$1]"
 	return $rc
+}
+
+# stop NAME [SIGNAL]: SIGTERM (or SIGNAL), then reap.
+stop() {
+	kill -"${2:-TERM}" "${PID[$1]}" 2>/dev/null
+	reap "$1" "SIG${2:-TERM}"
 }
 
 alive() {

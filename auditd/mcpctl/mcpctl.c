@@ -217,6 +217,9 @@ main(int argc, char *argv[])
 	char			*name;
 	int			 ch, rv, fail;
 
+	/* tail -f and image build wait on SIGTERM: a mask left would hide it. */
+	if (sigmask_clear() == -1)
+		err(EXIT_ERROR, "sigprocmask");
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.out = &text_output;
 	ctx.conffile = MCPD_CONF;

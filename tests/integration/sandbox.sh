@@ -260,7 +260,7 @@ check "the host's disk is untouched" test ! -e /workspace/big
 test_host "$NETNS" "$HOSTIP" mcpdh$$ mcpdn$$
 ip netns exec "$NETNS" /usr/bin/python3 -m http.server --bind "$HOSTIP" 8088 \
     > "$T/http.log" 2>&1 &
-PID[http]=$!
+started http
 wait_for 5 sh -c "exec 3<>/dev/tcp/$HOSTIP/8088" 2>/dev/null
 
 FETCH="import urllib.request
@@ -301,7 +301,7 @@ as alice create
 ID3=$OUT
 as alice create
 check "max sandboxes is enforced ($RES)" \
-    grep -q "code=3 .*has 3 sandboxes, its most" <<< "$RES"
+    grep -q "code=3 .*at its limit of 3 sandboxes (3 made" <<< "$RES"
 as alice stop -S "$ID3"
 as alice list
 check "LIST shows the tenant's sandboxes" \

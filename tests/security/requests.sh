@@ -65,14 +65,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start auditd
-start sandboxd
-wait_sandboxd
-start mcpd
-check "mcpd is ready" wait_log "$T/mcpd.log" "ready: serving MCP on 1 socket"
-check "mcpd is connected to auditd and sandboxd" \
-    eval 'wait_log "$T/mcpd.log" "connected to auditd" &&
-    wait_log "$T/mcpd.log" "connected to sandboxd ("'
+start_suite
 declare -A BEFORE
 for d in auditd sandboxd mcpd; do BEFORE[$d]=${PID[$d]}; done
 

@@ -1,7 +1,8 @@
 /*
  * OCI bundles, the seccomp profile and the host image (sandboxd/bundle.c,
- * profile.c, image.c): the generated configuration field by field, then,
- * as root with runc, real containers made from it and probed from inside.
+ * image.c; common/imgtree.c): the generated configuration field by field,
+ * then, as root with runc, real containers made from it and probed from
+ * inside.
  */
 #include <sys/types.h>
 #include <sys/mount.h>
@@ -32,6 +33,7 @@
 #include <jansson.h>
 #include <seccomp.h>
 
+#include "imgtree.h"
 #include "policy.h"
 #include "util.h"
 #include "../../sandboxd/bundle.h"
@@ -831,6 +833,12 @@ test_config(void)
 	ok(rlimit_of(c, "RLIMIT_CORE", "hard") == 0, "RLIMIT_CORE 0");
 	ok(rlimit_of(c, "RLIMIT_FSIZE", "soft") == (json_int_t)(2 * lim.disk),
 	    "RLIMIT_FSIZE is twice the disk limit: the quota speaks first");
+	ok(rlimit_of(c, "RLIMIT_MSGQUEUE", "hard") == 0 &&
+	    rlimit_of(c, "RLIMIT_MSGQUEUE", "soft") == 0,
+	    "RLIMIT_MSGQUEUE 0: root's is the host's, and too small to share");
+	ok(rlimit_of(c, "RLIMIT_SIGPENDING", "hard") == 1024 &&
+	    rlimit_of(c, "RLIMIT_SIGPENDING", "soft") == 1024,
+	    "RLIMIT_SIGPENDING 1024: a sandbox's share of root's");
 	ok(strcmp(jstr(c, "root.path"), host.rootfs) == 0 &&
 	    json_is_true(jget(c, "root.readonly")), "read-only host rootfs");
 	ok(strcmp(jstr(c, "hostname"), "sandbox") == 0, "hostname");
@@ -850,6 +858,8 @@ test_config(void)
 	json_array_foreach(json_object_get(m, "options"), i, v)
 		good &= strncmp(json_string_value(v), "gid=", 4) != 0;
 	ok(good, "/dev/pts without gid=");
+	ok(m != NULL && mount_opt(m, "max=64"),
+	    "/dev/pts holds at most 64 ptys of the host's kernel.pty.max");
 	m = mount_at(c, "/dev/shm");
 	ok(m != NULL && mount_opt(m, "noexec") && mount_opt(m, "mode=1777") &&
 	    mount_opt(m, "size=64m") && mount_opt(m, "nr_inodes=4096"),
@@ -1224,7 +1234,10 @@ test_seccomp(void)
 		"process_vm_writev", "kcmp", "pidfd_getfd", "keyctl",
 		"add_key", "request_key", "bpf", "perf_event_open",
 		"userfaultfd", "io_uring_setup", "io_uring_enter",
-		"io_uring_register", "kexec_load", "kexec_file_load",
+		"io_uring_register", "io_setup", "io_submit", "io_getevents",
+		"io_pgetevents", "io_cancel", "io_destroy", "inotify_init",
+		"inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+		"kexec_load", "kexec_file_load",
 		"init_module", "finit_module", "delete_module",
 		"open_by_handle_at", "name_to_handle_at", "clock_settime",
 		"clock_adjtime", "settimeofday", "adjtimex", "stime", "acct",
@@ -1242,8 +1255,8 @@ test_seccomp(void)
 		"waitid", "prctl", "setsid", "getrandom", "memfd_create",
 		"copy_file_range", "sendfile", "splice", "fallocate",
 		"timerfd_create", "timerfd_settime", "timerfd_gettime",
-		"eventfd2", "signalfd4", "inotify_init1", "inotify_add_watch",
-		"inotify_rm_watch", "sched_getaffinity", "sched_setaffinity",
+		"eventfd2", "signalfd4", "sched_getaffinity",
+		"sched_setaffinity",
 		"sched_yield", "prlimit64", "set_robust_list",
 		"get_robust_list", "membarrier", "madvise", "mprotect",
 		"pkey_alloc", "pkey_free", "pkey_mprotect", "arch_prctl",
@@ -1698,8 +1711,8 @@ test_runc_probe(const char *how, int compiled, char **outp)
 		"close_range", "statx", "faccessat2", "epoll_pwait2",
 		"pidfd_open", "pidfd_send_signal", "getrandom", "memfd_create",
 		"fallocate", "copy_file_range", "sendfile", "splice",
-		"timerfd_create", "eventfd2", "signalfd4", "inotify_init1",
-		"inotify_add_watch", "sched_getaffinity", "sched_yield",
+		"timerfd_create", "eventfd2", "signalfd4",
+		"sched_getaffinity", "sched_yield",
 		"prlimit64", "get_robust_list", "membarrier", "mprotect",
 		"madvise", "pkey_alloc", "arch_prctl", "futex", "futex_waitv",
 		"prctl", "rseq", "personality-query", "personality-linux32",
@@ -1713,7 +1726,9 @@ test_runc_probe(const char *how, int compiled, char **outp)
 		"process_vm_readv", "process_vm_writev", "kcmp",
 		"pidfd_getfd", "keyctl", "add_key", "request_key", "bpf",
 		"perf_event_open", "userfaultfd", "io_uring_setup",
-		"io_uring_enter", "io_uring_register", "kexec_load",
+		"io_uring_enter", "io_uring_register", "io_setup",
+		"io_submit", "io_getevents", "io_destroy", "inotify_init",
+		"inotify_init1", "inotify_add_watch", "kexec_load",
 		"kexec_file_load", "init_module", "finit_module",
 		"delete_module", "name_to_handle_at", "open_by_handle_at",
 		"personality-addr-no-randomize",

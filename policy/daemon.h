@@ -47,8 +47,9 @@ struct daemon {
 };
 
 /*
- * Parse the command line and load the configuration; with -n, report and
- * exit.  Returns with the configuration loaded and logging set up.
+ * Clear the signal mask inherited, parse the command line and load the
+ * configuration; with -n, report and exit.  Returns with the
+ * configuration loaded and logging set up.
  */
 void	 daemon_init(struct daemon *, const char *, int, char *[]);
 /* Detach unless -d; done once, also by daemon_start(). */

@@ -58,6 +58,9 @@ daemon_init(struct daemon *d, const char *name, int argc, char *argv[])
 {
 	int	 ch;
 
+	/* As systemd does; before sandboxd's fork, for its helper too. */
+	if (sigmask_clear() == -1)
+		fatal("sigprocmask");
 	memset(d, 0, sizeof(*d));
 	d->name = name;
 	d->conffile = MCPD_CONF;
