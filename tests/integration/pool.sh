@@ -188,11 +188,15 @@ as alice run -m 64M -l python -c 'a = []
 while True: a.append(bytearray(8 << 20))'
 check "a warm container's lowered memory limit ends in an OOM ($RES)" \
     test "$(field flags)" = oom -a "$(field signal)" = 9
+pool_limits_kept() {	# every warm container still has the pool's limit
+	local id l
+	for id in $(pool_ids "$LOG"); do
+		l=$(cg_limit "$CGP/$id" memory)
+		[ -z "$l" ] || [ "$l" = 268435456 ] || return 1
+	done
+}
 check "the pool's own limit is untouched ($(ready host) ready)" \
-    eval 'for id in $(pool_ids "$LOG"); do
-	l=$(cg_limit $CGP/$id memory)
-	[ -z "$l" ] || [ "$l" = 268435456 ] || exit 1
-    done'
+    pool_limits_kept
 
 wait_for 20 eval '[ "$(ready host)" -eq 2 ]'
 as alice run -T 1000 -l python -c 'while True: pass'
