@@ -351,7 +351,8 @@ relay_tap() {	# relay_tap FILE [STATUS]: a client script's TAP, renumbered
 
 suite_end() {	# the suite stops cleanly, leaving no process or report
 	local f
-	check "no sandbox process is left" wait_for 10 test -z "$(sandbox_pids)"
+	check "no sandbox process is left" \
+	    wait_for 10 eval '[ -z "$(sandbox_pids)" ]'
 	check "sandboxd stops cleanly" stop sandboxd
 	check "auditd stops cleanly" stop auditd
 	for f in "$T"/*.log; do
