@@ -160,12 +160,65 @@ run_wait(const char *const argv[], char *out, size_t len)
 /* runc's version: "1.1.5", for the main process to report. */
 static char		 runc_version[32];
 
+/*
+ * The 2025 fixes for mount races that runc 1.2.8 brought, which a
+ * distribution may carry as patches in an older runc.
+ */
+static const char *const runc_cves[] = {
+	"CVE-2025-31133", "CVE-2025-52565", "CVE-2025-52881"
+};
+
+#define RUNC_PACKAGED	"/usr/sbin/runc"
+#define RUNC_CHANGELOG	"/usr/share/doc/runc/changelog.Debian.gz"
+
+static void
+cve_list(char *buf, size_t len, unsigned mask)
+{
+	size_t	 i, n;
+
+	buf[0] = '\0';
+	for (i = 0; i < nitems(runc_cves); i++) {
+		if (!(mask & (1U << i)))
+			continue;
+		n = strlen(buf);
+		(void)str_fmt(buf + n, len - n, "%s%s", n > 0 ? ", " : "",
+		    runc_cves[i]);
+	}
+}
+
+/*
+ * Which of those fixes the runc in use carries, a bit for each, by the
+ * changelog of the Debian package it comes from: Debian names there each
+ * CVE a package fixes.  None for a runc of any other origin.
+ */
+static unsigned
+priv_runc_patched(void)
+{
+	const char	*argv[] = { "/bin/zcat", RUNC_CHANGELOG, NULL };
+	char		 real[PATH_MAX], *log;
+	size_t		 i, len = 512 * 1024;
+	unsigned	 have = 0;
+
+	if (realpath(pconf->runc, real) == NULL ||
+	    strcmp(real, RUNC_PACKAGED) != 0 ||
+	    access(RUNC_CHANGELOG, R_OK) == -1)
+		return 0;
+	log = xmalloc(len);
+	/* The newest entries come first: what fits is enough. */
+	(void)run_wait(argv, log, len);
+	for (i = 0; i < nitems(runc_cves); i++)
+		if (strstr(log, runc_cves[i]) != NULL)
+			have |= 1U << i;
+	free(log);
+	return have;
+}
+
 static void
 priv_runc_version(void)
 {
-	char		 out[256], *v;
+	char		 out[256], *v, fixed[128], missing[128];
 	const char	*argv[] = { pconf->runc, "--version", NULL };
-	unsigned	 maj = 0, min = 0, pat = 0;
+	unsigned	 maj = 0, min = 0, pat = 0, have;
 
 	if (run_wait(argv, out, sizeof(out)) != 0)
 		fatalx("%s --version failed: is runc installed?", pconf->runc);
@@ -174,16 +227,25 @@ priv_runc_version(void)
 		fatalx("%s: cannot read its version", pconf->runc);
 	(void)snprintf(runc_version, sizeof(runc_version), "%u.%u.%u", maj,
 	    min, pat);
-	if (maj < RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
-	    (min < RUNC_MIN_MINOR || (min == RUNC_MIN_MINOR &&
-	    pat < RUNC_MIN_PATCH))))
+	if (maj > RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
+	    (min > RUNC_MIN_MINOR || (min == RUNC_MIN_MINOR &&
+	    pat >= RUNC_MIN_PATCH)))) {
+		log_info("runc %u.%u.%u", maj, min, pat);
+		return;
+	}
+	have = priv_runc_patched();
+	cve_list(fixed, sizeof(fixed), have);
+	cve_list(missing, sizeof(missing), ~have);
+	if (missing[0] == '\0')
+		log_info("runc %u.%u.%u: older than 1.2.8, but its package "
+		    "carries the fixes for %s", maj, min, pat, fixed);
+	else
 		log_warnx("runc %u.%u.%u is older than 1.2.8 and lacks the "
 		    "2025 fixes for mount races through /dev/null, "
-		    "/dev/console and /proc (CVE-2025-31133, CVE-2025-52565, "
-		    "CVE-2025-52881); sandboxes rely on their user namespace "
-		    "and private mounts: upgrade runc", maj, min, pat);
-	else
-		log_info("runc %u.%u.%u", maj, min, pat);
+		    "/dev/console and /proc (%s%s%s); sandboxes rely on their "
+		    "user namespace and private mounts: upgrade runc", maj,
+		    min, pat, missing, fixed[0] != '\0' ? "; its package "
+		    "carries those for " : "", fixed);
 }
 
 /* Kill and delete every container in our runc root; how many. */
