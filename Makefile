@@ -296,7 +296,7 @@ install: all
 	    $(DESTDIR)$(SYSCONFDIR)/mcpd $(DESTDIR)$(MANDIR)/man5 \
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
 	    $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
-	install -d -m 0755 $(DESTDIR)$(LOCALSTATEDIR)/lib/mcpd
+	install -d -m 0711 $(DESTDIR)$(LOCALSTATEDIR)/lib/mcpd
 	install -m 0755 $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
 	    $(B)/mcpctl $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/sandbox-init $(DESTDIR)$(LIBEXECDIR)/mcpd/

@@ -263,7 +263,7 @@ auditd_dbdir(const struct policy *conf, char *dir, size_t len)
 	*p = '\0';
 	if (dir[0] == '\0')
 		(void)str_copy(dir, "/", len);
-	daemon_mkdir(dir, 0750);
+	daemon_mkdir_own(dir, 0750);
 	if (auditd.privileged && chown(dir, conf->audit.uid,
 	    conf->audit.gid) == -1)
 		fatal("chown %s", dir);
@@ -289,8 +289,8 @@ main(int argc, char *argv[])
 	auditd.reload_who = POLICY_AUDITD;
 
 	daemon_start(&auditd);
-	daemon_mkdir(conf->run_dir, 0755);
-	daemon_mkdir(conf->state_dir, 0755);
+	daemon_mkdir_own(conf->run_dir, 0711);
+	daemon_mkdir_own(conf->state_dir, 0711);
 	auditd_dbdir(conf, dbdir, sizeof(dbdir));
 	fd = daemon_listen_unix(&auditd, "auditd", conf->audit.socket, 0660,
 	    auditd.privileged ? conf->audit.uid : (uid_t)-1,

@@ -254,6 +254,43 @@ fd_set_cloexec(int fd)
 	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
 }
 
+int
+path_tighten(const char *path, mode_t mode)
+{
+	struct stat	 st;
+	mode_t		 now, want;
+	int		 fd, rv = -1;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		log_warn("%s", path);
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		log_warn("%s", path);
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		log_warnx("%s: neither a file nor a directory", path);
+		goto done;
+	}
+	now = st.st_mode & 07777;
+	want = now & (mode | 07000);
+	if (want != now && fchmod(fd, want) == -1) {
+		log_warn("%s: chmod %04o", path, (unsigned)want);
+		goto done;
+	}
+	if (want != now)
+		log_warnx("%s: mode %04o tightened to %04o", path,
+		    (unsigned)now, (unsigned)want);
+	rv = 0;
+ done:
+	close(fd);
+	return rv;
+}
+
 static int
 rm_tree_at(int dfd, const char *name)
 {

@@ -75,6 +75,14 @@ int	 group_lookup(const char *, gid_t *);
 int	 rm_tree(const char *);
 
 /*
+ * Take away the permission bits of path that mode does not have (what an
+ * older version made open to others), and log it; never through a
+ * symbolic link, and only of a regular file or a directory.  0 when the
+ * mode was fine, is now, or there is no such path; -1 after logging why.
+ */
+int	 path_tighten(const char *, mode_t);
+
+/*
  * The mount an open file is on, st its fstat(2): a bind mount of a
  * directory of the same filesystem has an id of its own.
  */

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <sys/wait.h>
 
@@ -487,8 +488,15 @@ main(int argc, char *argv[])
 		fatalx("libsodium initialisation failed");
 
 	daemon_detach(&sandboxd);
-	daemon_mkdir(conf->run_dir, 0755);
-	daemon_mkdir(conf->state_dir, 0755);
+	/*
+	 * What sandboxd makes is for the containers' uids to read: their
+	 * images, workspaces and cgroups (runc makes these with its umask).
+	 * Its own files, the state database, get their modes explicitly.
+	 */
+	umask(022);
+	/* The containers' uids pass through both, and others list neither. */
+	daemon_mkdir_own(conf->run_dir, 0711);
+	daemon_mkdir_own(conf->state_dir, 0711);
 	/* Under systemd, into a leaf of our group before the helper forks. */
 	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1)
 		fatalx("cgroups: %s", err);

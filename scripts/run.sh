@@ -19,7 +19,10 @@ esac
 
 umask 022
 mkdir -p "$RUN" "$RUN/state"
-chmod 0755 "$RUN"
+# As /run/mcpd and /var/lib/mcpd: _mcpd, _mcpaudit, stdio clients and
+# the sandboxes' uids pass through, to the sockets, the audit log and
+# the images; only root lists them.
+chmod 0711 "$RUN" "$RUN/state"
 
 if [ "$(id -u)" -eq 0 ]; then
 	# The users the packaged suite runs as (systemd/sysusers.conf).
