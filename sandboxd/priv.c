@@ -64,6 +64,8 @@ struct pop {
 	int			 initfd;	/* START: for sandbox-init */
 	int			 step;
 	pid_t			 pid;		/* the command running */
+	int			 done;		/* it ended, with status */
+	int			 status;
 	char			 bundle[PATH_MAX];
 	char			 disk[PATH_MAX];	/* persistent: dir */
 	char			 ws[PATH_MAX];	/* persistent: mount point */
@@ -95,6 +97,11 @@ struct net {
 	int			 exitfd;	/* closing it ends slirp4netns */
 };
 
+static char			*priv_env[] = {
+	(char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+	    "/sbin:/bin",
+	NULL
+};
 static struct policy		*pconf;
 static struct event_base	*pbase;
 static struct imsgev		 piev;
@@ -153,12 +160,65 @@ run_wait(const char *const argv[], char *out, size_t len)
 /* runc's version: "1.1.5", for the main process to report. */
 static char		 runc_version[32];
 
+/*
+ * The 2025 fixes for mount races that runc 1.2.8 brought, which a
+ * distribution may carry as patches in an older runc.
+ */
+static const char *const runc_cves[] = {
+	"CVE-2025-31133", "CVE-2025-52565", "CVE-2025-52881"
+};
+
+#define RUNC_PACKAGED	"/usr/sbin/runc"
+#define RUNC_CHANGELOG	"/usr/share/doc/runc/changelog.Debian.gz"
+
+static void
+cve_list(char *buf, size_t len, unsigned mask)
+{
+	size_t	 i, n;
+
+	buf[0] = '\0';
+	for (i = 0; i < nitems(runc_cves); i++) {
+		if (!(mask & (1U << i)))
+			continue;
+		n = strlen(buf);
+		(void)str_fmt(buf + n, len - n, "%s%s", n > 0 ? ", " : "",
+		    runc_cves[i]);
+	}
+}
+
+/*
+ * Which of those fixes the runc in use carries, a bit for each, by the
+ * changelog of the Debian package it comes from: Debian names there each
+ * CVE a package fixes.  None for a runc of any other origin.
+ */
+static unsigned
+priv_runc_patched(void)
+{
+	const char	*argv[] = { "/bin/zcat", RUNC_CHANGELOG, NULL };
+	char		 real[PATH_MAX], *log;
+	size_t		 i, len = 512 * 1024;
+	unsigned	 have = 0;
+
+	if (realpath(pconf->runc, real) == NULL ||
+	    strcmp(real, RUNC_PACKAGED) != 0 ||
+	    access(RUNC_CHANGELOG, R_OK) == -1)
+		return 0;
+	log = xmalloc(len);
+	/* The newest entries come first: what fits is enough. */
+	(void)run_wait(argv, log, len);
+	for (i = 0; i < nitems(runc_cves); i++)
+		if (strstr(log, runc_cves[i]) != NULL)
+			have |= 1U << i;
+	free(log);
+	return have;
+}
+
 static void
 priv_runc_version(void)
 {
-	char		 out[256], *v;
+	char		 out[256], *v, fixed[128], missing[128];
 	const char	*argv[] = { pconf->runc, "--version", NULL };
-	unsigned	 maj = 0, min = 0, pat = 0;
+	unsigned	 maj = 0, min = 0, pat = 0, have;
 
 	if (run_wait(argv, out, sizeof(out)) != 0)
 		fatalx("%s --version failed: is runc installed?", pconf->runc);
@@ -167,16 +227,25 @@ priv_runc_version(void)
 		fatalx("%s: cannot read its version", pconf->runc);
 	(void)snprintf(runc_version, sizeof(runc_version), "%u.%u.%u", maj,
 	    min, pat);
-	if (maj < RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
-	    (min < RUNC_MIN_MINOR || (min == RUNC_MIN_MINOR &&
-	    pat < RUNC_MIN_PATCH))))
+	if (maj > RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
+	    (min > RUNC_MIN_MINOR || (min == RUNC_MIN_MINOR &&
+	    pat >= RUNC_MIN_PATCH)))) {
+		log_info("runc %u.%u.%u", maj, min, pat);
+		return;
+	}
+	have = priv_runc_patched();
+	cve_list(fixed, sizeof(fixed), have);
+	cve_list(missing, sizeof(missing), ~have);
+	if (missing[0] == '\0')
+		log_info("runc %u.%u.%u: older than 1.2.8, but its package "
+		    "carries the fixes for %s", maj, min, pat, fixed);
+	else
 		log_warnx("runc %u.%u.%u is older than 1.2.8 and lacks the "
 		    "2025 fixes for mount races through /dev/null, "
-		    "/dev/console and /proc (CVE-2025-31133, CVE-2025-52565, "
-		    "CVE-2025-52881); sandboxes rely on their user namespace "
-		    "and private mounts: upgrade runc", maj, min, pat);
-	else
-		log_info("runc %u.%u.%u", maj, min, pat);
+		    "/dev/console and /proc (%s%s%s); sandboxes rely on their "
+		    "user namespace and private mounts: upgrade runc", maj,
+		    min, pat, missing, fixed[0] != '\0' ? "; its package "
+		    "carries those for " : "", fixed);
 }
 
 /* Kill and delete every container in our runc root; how many. */
@@ -296,10 +365,9 @@ priv_setup(void)
 		fatal("PR_SET_CHILD_SUBREAPER");
 	priv_rlimits();
 	priv_runc_version();
-	if (cgroup_init(pconf->run_dir, path, sizeof(path)) == -1)
+	if (cgroup_helper_view(path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);
-	memsw = access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
-	    F_OK) == 0;
+	memsw = cgroup_swap();
 
 	(void)str_fmt(runc_root, sizeof(runc_root), "%s/%s", pconf->run_dir,
 	    SBX_RUNC_ROOT);
@@ -512,7 +580,7 @@ static void
 ctr_add(const char *id, pid_t pid)
 {
 	struct ctr	*c;
-	char		 path[64], buf[4096], want[128];
+	char		 path[64], buf[4096], want[PATH_MAX];
 	ssize_t		 n;
 	int		 fd, pidfd;
 
@@ -521,7 +589,7 @@ ctr_add(const char *id, pid_t pid)
 		return;
 	}
 	(void)str_fmt(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	(void)str_fmt(want, sizeof(want), ":/%s/%s\n", cgroup_parent(), id);
+	(void)cgroup_proc_match(id, want, sizeof(want));
 	n = -1;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
 		n = read(fd, buf, sizeof(buf) - 1);
@@ -883,8 +951,8 @@ pop_start(struct pop *op, int status)
 		}
 		op->initpid = pid;
 		ctr_add(op->id, pid);
-		if (cgroup_sandbox_tcp(op->id) == -1) {
-			pop_fail(op, "cgroup: no limit on socket buffers");
+		if (cgroup_sandbox_settle(op->id, pid) == -1) {
+			pop_fail(op, "cannot settle the container's cgroups");
 			return;
 		}
 		if (op->start.network == NET_EGRESS) {
@@ -1026,23 +1094,33 @@ pop_step(struct pop *op, int status)
 		pop_destroy(op, status);
 }
 
+/*
+ * Every child that ended is reaped before any operation steps on: a
+ * zombie of runc's own init stages, handed to us as their subreaper,
+ * keeps a new container's cgroup busy until then.
+ */
 static void
 priv_sigchld(evutil_socket_t sig, short events, void *arg)
 {
-	struct pop	*op;
+	struct pop	*op, *next;
 	pid_t		 pid;
-	int		 st, status;
+	int		 st;
 
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 		TAILQ_FOREACH(op, &pops, entry)
-			if (op->pid == pid)
+			if (op->pid == pid) {
+				op->pid = 0;
+				op->done = 1;
+				op->status = WIFEXITED(st) ? WEXITSTATUS(st) :
+				    128 + WTERMSIG(st);
 				break;
-		if (op == NULL)
-			continue;	/* a container's init, reaped */
-		op->pid = 0;
-		pop_step(op, status);
-	}
+			}
+	/* A container's init reaped is in no operation. */
+	TAILQ_FOREACH_SAFE(op, &pops, entry, next)
+		if (op->done) {
+			op->done = 0;
+			pop_step(op, op->status);
+		}
 }
 
 static void
@@ -1169,6 +1247,12 @@ priv_main(struct policy *conf, int fd, int debug)
 	pconf = conf;
 	log_init(debug ? LOG_DEST_JOURNAL : LOG_DEST_SYSLOG, log_getverbose(),
 	    "mcp-sandboxd[priv]");
+	/*
+	 * What the helper runs gets this environment alone.  systemd's
+	 * NOTIFY_SOCKET, for one, would have runc bind its own notify
+	 * socket into every container, and the container fail to start.
+	 */
+	environ = priv_env;
 	/* Ctrl-C reaches the whole group: the main process says when. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);

@@ -497,6 +497,9 @@ main(int argc, char *argv[])
 	/* The containers' uids pass through both, and others list neither. */
 	daemon_mkdir_own(conf->run_dir, 0711);
 	daemon_mkdir_own(conf->state_dir, 0711);
+	/* Under systemd, into a leaf of our group before the helper forks. */
+	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1)
+		fatalx("cgroups: %s", err);
 	pfd = sandboxd_fork_priv();
 	sandboxd.reload_who = POLICY_SANDBOXD;
 	sandboxd.reload_check = sandboxd_reload_check;
@@ -510,8 +513,6 @@ main(int argc, char *argv[])
 	TAILQ_INIT(&sbd->sandboxes);
 	pool_init();
 	sbd->slots = xcalloc(conf->uid_slots, 1);
-	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1)
-		fatalx("cgroups: %s", err);
 	if (str_fmt(path, sizeof(path), "%s/%s", conf->state_dir,
 	    SBX_STATE_DB) == -1 || state_open(path) == -1)
 		fatalx("cannot open the state database %s", path);

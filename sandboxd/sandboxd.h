@@ -14,7 +14,9 @@
  *	fileop.c	file operations relayed to sandbox-init
  *	outlog.c	the output log of a persistent sandbox, in memory
  *	pool.c		warm containers for one-shot runs
- *	cgroup.c	per-exec cgroups: placement, kill, accounting
+ *	cgroup.c	per-exec cgroups: placement, kill, accounting, on
+ *	cgroup1.c,	the v1 hierarchies of a hybrid boot or the unified
+ *	cgroup2.c	v2 one (cgroup.h between them)
  *	state.c		the state database of persistent sandboxes
  *	stored.c	the store's images, served beside the configuration's
  *	probe.c		which languages an image can run
@@ -112,6 +114,7 @@ struct sandbox {
 	struct outlog		 log;		/* persistent: exec output */
 	int			 pooled;	/* warm, waiting to be claimed */
 	int			 fresh;		/* its counters reset, unused */
+	int			 shared;	/* an exec ran in its own groups */
 };
 
 TAILQ_HEAD(sandboxq, sandbox);
@@ -264,6 +267,15 @@ void		 probe_free_all(void);
 /* cgroup.c */
 int		 cgroup_init(const char *, char *, size_t);
 const char	*cgroup_parent(void);
+const char	*cgroup_version(void);
+void		 cgroup_describe(char *, size_t);
+int		 cgroup_helper_view(char *, size_t);
+int		 cgroup_proc_match(const char *, char *, size_t);
+int		 cgroup_sandbox_settle(const char *, pid_t);
+int		 cgroup_resettable(void);
+int		 cgroup_swap(void);
+int		 cgroup_sampled(void);
+uint64_t	 cgroup_exec_memory(const char *, uint32_t);
 int		 cgroup_exec_create(const char *, uint32_t);
 int		 cgroup_exec_attach(const char *, uint32_t, pid_t);
 void		 cgroup_exec_kill(const char *, uint32_t, pid_t);
@@ -275,7 +287,6 @@ void		 cgroup_exec_usage(const char *, uint32_t, uint64_t *,
 		    uint64_t *);
 uint64_t	 cgroup_oom_kills(const char *, uint32_t);
 uint64_t	 cgroup_memory_now(const char *);
-int		 cgroup_sandbox_tcp(const char *);
 int		 cgroup_sandbox_limits(const char *, const struct limits *,
 		    const struct limits *);
 void		 cgroup_sandbox_kill(const char *, int);

@@ -38,11 +38,12 @@ done_testing() {
 	[ "$tap_failed" -eq 0 ]
 }
 
-# wait_for SECONDS COMMAND...: retry the command every 0.05 s.
+# wait_for SECONDS COMMAND...: retry the command every 0.05 s, for
+# SECONDS times TIME_SCALE (an emulated guest is ten times slower).
 wait_for() {
 	local limit=$1 i
 	shift
-	for ((i = 0; i < limit * 20; i++)); do
+	for ((i = 0; i < limit * 20 * ${TIME_SCALE:-1}; i++)); do
 		"$@" && return 0
 		sleep 0.05
 	done
@@ -119,6 +120,78 @@ sandbox_pids() {
 # default: mcpd-<the first 8 hex digits of its SHA-256>.
 cg_parent() {	# cg_parent RUN_DIR
 	echo "mcpd-$(printf %s "$1" | sha256sum | cut -c1-8)"
+}
+
+# The host's cgroups: the unified v2 hierarchy, or the v1 ones of a
+# hybrid boot.  sandboxd run by a test is no systemd unit: its groups are
+# at the top of the hierarchy, /sys/fs/cgroup[/CTRL]/<parent>/<id>.
+cg_unified() {
+	[ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]
+}
+
+cg_ls() {	# cg_ls REL: a group's directories, in every hierarchy
+	if cg_unified; then
+		ls -d /sys/fs/cgroup/$1 2>/dev/null
+	else
+		ls -d /sys/fs/cgroup/*/$1 2>/dev/null
+	fi
+}
+
+# cg_procs REL: how many processes a container's groups hold, its
+# init's and its execs' included.
+cg_procs() {
+	if cg_unified; then
+		cat /sys/fs/cgroup/$1/cgroup.procs \
+		    /sys/fs/cgroup/$1/*/cgroup.procs 2>/dev/null | wc -l
+	else
+		cat /sys/fs/cgroup/freezer/$1/cgroup.procs \
+		    /sys/fs/cgroup/freezer/$1/x*/cgroup.procs 2>/dev/null | wc -l
+	fi
+}
+
+# cg_limit REL memory|cpu|pids: a container's limit as the kernel holds
+# it, in bytes, microseconds of CPU per 100 ms, or processes.
+cg_limit() {
+	local d=/sys/fs/cgroup
+	if cg_unified; then
+		case $2 in
+		memory)	cat $d/$1/memory.max ;;
+		cpu)	cut -d' ' -f1 $d/$1/cpu.max ;;
+		pids)	cat $d/$1/pids.max ;;
+		esac
+	else
+		case $2 in
+		memory)	cat $d/memory/$1/memory.limit_in_bytes ;;
+		cpu)	cat $d/cpu/$1/cpu.cfs_quota_us ;;
+		pids)	cat $d/pids/$1/pids.max ;;
+		esac
+	fi 2>/dev/null
+}
+
+# cg_freeze REL: freeze a container's group; cg_frozen REL: it is.
+cg_freeze() {
+	if cg_unified; then
+		echo 1 > /sys/fs/cgroup/$1/cgroup.freeze
+	else
+		echo FROZEN > /sys/fs/cgroup/freezer/$1/freezer.state
+	fi
+}
+
+cg_frozen() {
+	if cg_unified; then
+		grep -qx 'frozen 1' /sys/fs/cgroup/$1/cgroup.events
+	else
+		grep -q FROZEN /sys/fs/cgroup/freezer/$1/freezer.state
+	fi 2>/dev/null
+}
+
+# cg_container PARENT PID: the container a process is in, by its groups.
+cg_container() {
+	if cg_unified; then
+		sed -n "s|^0::/$1/\([0-9a-f]*\).*|\1|p" /proc/$2/cgroup
+	else
+		sed -n "s|.*:freezer:/$1/\([0-9a-f]*\).*|\1|p" /proc/$2/cgroup
+	fi 2>/dev/null
 }
 
 # The warm pool's containers that sandboxd (logging to LOG with -v) has
@@ -278,7 +351,8 @@ relay_tap() {	# relay_tap FILE [STATUS]: a client script's TAP, renumbered
 
 suite_end() {	# the suite stops cleanly, leaving no process or report
 	local f
-	check "no sandbox process is left" wait_for 10 test -z "$(sandbox_pids)"
+	check "no sandbox process is left" \
+	    wait_for 10 eval '[ -z "$(sandbox_pids)" ]'
 	check "sandboxd stops cleanly" stop sandboxd
 	check "auditd stops cleanly" stop auditd
 	for f in "$T"/*.log; do

@@ -87,7 +87,7 @@ check "no daemon is left" \
 check "no container is left" test -z "$(runc --root "$RUN/runc" list -q)"
 check "no sandbox process is left" test -z "$(sandbox_pids_all)"
 check "no cgroup is left" \
-    test -z "$(ls -d /sys/fs/cgroup/*/"$(cg_parent "$RUN")" 2>/dev/null)"
+    test -z "$(cg_ls "$(cg_parent "$RUN")")"
 check "no mount is left" test -z "$(grep "$T" /proc/self/mountinfo)"
 check "no loop device is left" test -z "$(losetup -a | grep "$T")"
 check "the persistent sandbox is kept on disk for next time" \

@@ -1424,21 +1424,39 @@ runc_list(void)
 	return out;
 }
 
+/* The test's groups of a container (id) or all (NULL), removed or not. */
+static int
+cg_left(const char *id, int remove)
+{
+	const char	*top[] = { "/sys/fs/cgroup/*/", "/sys/fs/cgroup/" };
+	char		 pat[PATH_MAX];
+	glob_t		 g;
+	size_t		 i, j;
+	int		 n = 0;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(pat, sizeof(pat), "%s" TEST_CGROUP "%s%s", top[i],
+		    id != NULL ? "/" : "", id != NULL ? id : "");
+		if (glob(pat, GLOB_ONLYDIR, NULL, &g) == 0)
+			for (j = 0; j < g.gl_pathc; j++, n++)
+				if (remove)
+					rmdir(g.gl_pathv[j]);
+		globfree(&g);
+	}
+	return n;
+}
+
 /* Delete the container and check that nothing of it is left. */
 static void
 ctr_gone(const char *name, const char *id)
 {
 	char	*argv[] = { (char *)RUNC, (char *)"--root", runc_root,
 		    (char *)"delete", (char *)"-f", (char *)id, NULL };
-	char	 pat[PATH_MAX];
 	char	*l;
-	glob_t	 g;
 	int	 left;
 
 	run(argv, NULL, 30);
-	snprintf(pat, sizeof(pat), "/sys/fs/cgroup/*/" TEST_CGROUP "/%s", id);
-	left = glob(pat, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
-	globfree(&g);
+	left = cg_left(id, 0);
 	l = runc_list();
 	ok(strcmp(l, "") == 0 && left == 0,
 	    "%s: no container and no cgroup left", name);
@@ -1869,7 +1887,7 @@ test_runc_rootfs(void)
 	free(out);
 }
 
-/* A number from the cgroup file of a container, or -1. */
+/* A number from the cgroup file of a container (ctrl NULL: v2), or -1. */
 static long long
 read_cg(const char *ctrl, const char *id, const char *file)
 {
@@ -1877,8 +1895,8 @@ read_cg(const char *ctrl, const char *id, const char *file)
 	char	*s;
 	long long v;
 
-	snprintf(p, sizeof(p), "/sys/fs/cgroup/%s/" TEST_CGROUP "/%s/%s", ctrl,
-	    id, file);
+	snprintf(p, sizeof(p), "/sys/fs/cgroup/%s%s" TEST_CGROUP "/%s/%s",
+	    ctrl != NULL ? ctrl : "", ctrl != NULL ? "/" : "", id, file);
 	if ((s = read_file(p)) == NULL)
 		return -1;
 	v = atoll(s);
@@ -1896,7 +1914,7 @@ test_runc_in_use(void)
 	const char	*args[] = { "/bin/sleep", "60", NULL };
 	struct image_host h2;
 	struct bundle	 b;
-	char		 id[33], dir[PATH_MAX], err[256];
+	char		 id[33], dir[PATH_MAX], dir2[PATH_MAX], err[256];
 	char		*out, *l;
 	char		*argv[] = { (char *)RUNC, (char *)"--root", runc_root,
 			    (char *)"run", (char *)"-d", (char *)"--bundle",
@@ -1926,6 +1944,21 @@ test_runc_in_use(void)
 		ok(read_cg("cpu", id, "cpu.cfs_quota_us") == 50000 &&
 		    read_cg("cpu", id, "cpu.cfs_period_us") == 100000,
 		    "cgroup: cpu quota 50000 per 100000");
+	} else if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+		ok(read_cg(NULL, id, "memory.max") == (long long)lim.memory,
+		    "cgroup v2: memory.max");
+		/* atoll() would read "max" as 0 too. */
+		snprintf(dir2, sizeof(dir2), "/sys/fs/cgroup/" TEST_CGROUP
+		    "/%s/memory.swap.max", id);
+		if ((out = read_file(dir2)) != NULL)
+			ok(strcmp(out, "0\n") == 0,
+			    "cgroup v2: memory.swap.max 0 (%s)", out);
+		free(out);
+		ok(read_cg(NULL, id, "pids.max") == lim.pids,
+		    "cgroup v2: pids.max");
+		/* "50000 100000": the quota, then the period. */
+		ok(read_cg(NULL, id, "cpu.max") == 50000,
+		    "cgroup v2: cpu quota 50000");
 	}
 	ok(image_host_prepare(path("images/host"), &h2, err,
 	    sizeof(err)) == 0, "host image rebuilt under a running container");
@@ -2018,15 +2051,8 @@ main(void)
 		test_runc_runtimes();
 	}
 
-	if (why == NULL) {
-		glob_t	 g;
-		size_t	 i;
-
-		if (glob("/sys/fs/cgroup/*/" TEST_CGROUP, 0, NULL, &g) == 0)
-			for (i = 0; i < g.gl_pathc; i++)
-				rmdir(g.gl_pathv[i]);
-		globfree(&g);
-	}
+	if (why == NULL)
+		(void)cg_left(NULL, 1);
 	rm_rf(tmp);
 	return tap_done();
 }
