@@ -2,6 +2,8 @@
 #
 #   make            build everything into build/ (build-san/ with SANITIZE=1)
 #   make run        install missing packages (as root), build, start the suite
+#   make languages  install what every language of the built-in table needs
+#                   (as root; otherwise print the apt-get line)
 #   make check      install missing packages (as root), build, run every test
 #   make vm-check   only the VM test: the suite installed in a Debian guest
 #                   under QEMU (VM_DIST, VM_CGROUP: see tests/vm/vm.sh)
@@ -56,8 +58,11 @@ PKG_MISSING	:= $(shell for p in $(PKGS); do $(PKG_CONFIG) --exists $$p || \
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
+# Each layer sees the headers of the layers below it and its own: common/
+# only its own (tests/docs/layers.sh checks every folder's sources).
+INCS		= -Icommon -Ipolicy -I$(B)
 ALL_CFLAGS	= -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) $(HARDFLAGS) $(SANFLAGS) \
-		  $(DEFS) -Icommon -Ipolicy -I$(B) $(PKG_CFLAGS) $(CFLAGS)
+		  $(DEFS) $(INCS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS	= -pie -Wl,-z,relro,-z,now $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRCS	:= $(wildcard common/*.c)
@@ -71,7 +76,10 @@ TOOL_SRCS	:= $(wildcard tests/tools/*.c)
 
 obj		= $(patsubst %.c,$(B)/obj/%.o,$(1))
 
-LIBMCPD		:= $(B)/libmcpd.a
+# The layers every program links, the upper first: policy/ uses common/.
+LIBCOMMON	:= $(B)/libcommon.a
+LIBPOLICY	:= $(B)/libpolicy.a
+LIBMCPD		:= $(LIBPOLICY) $(LIBCOMMON)
 PROGS		:= $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
 		   $(B)/mcpctl $(B)/sandbox-init $(B)/mcpd-conformance
 INIT_SRCS	:= $(wildcard sandboxd/init/*.c) common/imsg.c common/proto.c
@@ -88,7 +96,8 @@ FUZZ_ALL	:= imsg sandboxd auditd jsonrpc http config init
 FUZZ_TARGETS	?= $(FUZZ_ALL)
 FUZZ_TIME	?= 60
 FZ		:= build-fuzz
-FUZZ_MCPD	:= $(filter-out mcpd/mcpd.c,$(MCPD_SRCS)) tests/fuzz/mcpdfuzz.c \
+FUZZ_MCPD	:= $(filter-out mcpd/mcpd.c mcpd/main.c,$(MCPD_SRCS)) \
+		   tests/fuzz/mcpdfuzz.c \
 		   auditd/record.c
 FUZZ_SRCS_imsg	:=
 FUZZ_SRCS_sandboxd := $(filter-out sandboxd/sandboxd.c,$(SANDBOXD_SRCS))
@@ -104,8 +113,8 @@ FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
 .SECONDARY:
 
 .PHONY: all deps deps-run deps-check deps-fuzz run check vm-check vm-shell \
-	bench images \
-	install uninstall clean pkgcheck fuzz fuzz-build fuzz-merge fuzz-seeds
+	bench images languages install uninstall clean pkgcheck fuzz \
+	fuzz-build fuzz-merge fuzz-seeds
 .DEFAULT_GOAL := all
 
 all: pkgcheck $(PROGS) $(UNIT_TESTS) $(TOOLS) $(FUZZ_REPLAYS)
@@ -125,6 +134,9 @@ deps-check:
 	@sh scripts/deps.sh check
 deps-fuzz:
 	@sh scripts/deps.sh fuzz
+# make run offers the languages the host has; this adds the rest.
+languages:
+	@sh scripts/deps.sh languages
 
 # The deps step runs in a sub-make first, so that the build that follows
 # sees the libraries it may just have installed.
@@ -167,8 +179,13 @@ $(B)/obj/parse.o: $(B)/parse.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -MMD -MP -c -o $@ $<
 
-# common/ and policy/ go into one archive: each uses the other.
-$(LIBMCPD): $(call obj,$(COMMON_SRCS)) $(B)/obj/parse.o $(call obj,$(POLICY_SRCS))
+$(call obj,$(COMMON_SRCS)): INCS = -Icommon
+
+$(LIBCOMMON): $(call obj,$(COMMON_SRCS))
+	rm -f $@
+	ar rcs $@ $^
+
+$(LIBPOLICY): $(B)/obj/parse.o $(call obj,$(POLICY_SRCS))
 	rm -f $@
 	ar rcs $@ $^
 
@@ -178,12 +195,10 @@ $(B)/mcpd: $(call obj,$(MCPD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(MCPD_SRCS)) $(LIBS)
 
 # The conformance suite's fixtures live only in this test build of mcpd:
-# the same sources, compiled apart with MCPD_CONFORMANCE.  Never installed.
-CONF_OBJS	= $(patsubst %.c,$(B)/obj-conformance/%.o,$(MCPD_SRCS))
-
-$(B)/obj-conformance/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DMCPD_CONFORMANCE -MMD -MP -c -o $@ $<
+# mcpd's objects but main.c, and the fixtures with a main() that
+# registers them (tests/interop/fixture.c).  Never installed.
+CONF_OBJS	= $(call obj,$(filter-out mcpd/main.c,$(MCPD_SRCS)) \
+		  tests/interop/fixture.c)
 
 $(B)/mcpd-conformance: $(CONF_OBJS) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CONF_OBJS) $(LIBS)
@@ -194,8 +209,7 @@ $(B)/mcp-sandboxd: $(call obj,$(SANDBOXD_SRCS)) $(LIBMCPD)
 $(B)/mcp-auditd: $(call obj,$(AUDITD_SRCS)) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(AUDITD_SRCS)) $(LIBS)
 
-# mcpctl writes the image store with sandboxd's own tree code (image.c).
-MCPCTL_OBJS	= $(call obj,$(MCPCTL_SRCS) sandboxd/image.c)
+MCPCTL_OBJS	= $(call obj,$(MCPCTL_SRCS))
 
 $(B)/mcpctl: $(MCPCTL_OBJS) $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(MCPCTL_OBJS) $(LIBS)
@@ -253,7 +267,7 @@ FUZZ_CFLAGS	= -std=gnu11 -O1 -g $(WARNFLAGS) -Wno-missing-field-initializers \
 		  -fsanitize=fuzzer-no-link $(DEFS) -Icommon -Ipolicy -I$(FZ) \
 		  $(PKG_CFLAGS) $(CFLAGS)
 fzobj		= $(patsubst %.c,$(FZ)/obj/%.o,$(1))
-FUZZ_LIB	:= $(FZ)/libmcpd.a
+FUZZ_LIB	:= $(FZ)/libpolicy.a $(FZ)/libcommon.a
 FUZZ_BINS	:= $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 
 $(FZ)/obj/%.o: %.c
@@ -268,8 +282,11 @@ $(FZ)/obj/parse.o: $(FZ)/parse.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-missing-prototypes -MMD -MP -c -o $@ $<
 
-$(FUZZ_LIB): $(call fzobj,$(COMMON_SRCS)) $(FZ)/obj/parse.o \
-    $(call fzobj,$(POLICY_SRCS))
+$(FZ)/libcommon.a: $(call fzobj,$(COMMON_SRCS))
+	rm -f $@
+	ar rcs $@ $^
+
+$(FZ)/libpolicy.a: $(FZ)/obj/parse.o $(call fzobj,$(POLICY_SRCS))
 	rm -f $@
 	ar rcs $@ $^
 
@@ -293,7 +310,7 @@ install: all
 	    $(DESTDIR)$(SYSCONFDIR)/mcpd $(DESTDIR)$(MANDIR)/man5 \
 	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
 	    $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
-	install -d -m 0755 $(DESTDIR)$(LOCALSTATEDIR)/lib/mcpd
+	install -d -m 0711 $(DESTDIR)$(LOCALSTATEDIR)/lib/mcpd
 	install -m 0755 $(B)/mcpd $(B)/mcp-sandboxd $(B)/mcp-auditd \
 	    $(B)/mcpctl $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/sandbox-init $(DESTDIR)$(LIBEXECDIR)/mcpd/

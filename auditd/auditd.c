@@ -30,7 +30,10 @@
 #include "sock.h"
 #include "util.h"
 
-#define AUDITD_MAXCONNS		64
+/* Every uid's, any one uid's, and the suite's own besides. */
+#define AUDITD_MAXCONNS		128
+#define AUDITD_MAXPERUID	16
+#define AUDITD_MAXRESERVED	32
 #define AUDITD_BATCH_MAX	1024
 #define CHECKPOINT_EVERY_S	60
 
@@ -120,6 +123,20 @@ auditd_allow(const struct ucred *uc, uint32_t role, char *why, size_t len,
 	    ROLE_BIT(ROLE_MCPCTL), why, len);
 }
 
+/*
+ * mcpd's uid, sandboxd's and root's (mcpctl): no tenant's uid can crowd
+ * them out.
+ */
+static int
+auditd_reserved(const struct ucred *uc, void *arg)
+{
+	char	 why[128];
+
+	return acl_check(&auditd_acl, uc, ROLE_NONE, ROLE_BIT(ROLE_MCPD) |
+	    ROLE_BIT(ROLE_SANDBOXD) | ROLE_BIT(ROLE_MCPCTL), why,
+	    sizeof(why)) == NULL;
+}
+
 static void
 auditd_up(struct conn *c)
 {
@@ -161,6 +178,7 @@ static const struct conn_ops auditd_ops = {
 	.up = auditd_up,
 	.dispatch = auditd_dispatch,
 	.down = auditd_down,
+	.reserved = auditd_reserved,
 };
 
 /* Beyond the base set: the database and the key files. */
@@ -245,7 +263,7 @@ auditd_dbdir(const struct policy *conf, char *dir, size_t len)
 	*p = '\0';
 	if (dir[0] == '\0')
 		(void)str_copy(dir, "/", len);
-	daemon_mkdir(dir, 0750);
+	daemon_mkdir_own(dir, 0750);
 	if (auditd.privileged && chown(dir, conf->audit.uid,
 	    conf->audit.gid) == -1)
 		fatal("chown %s", dir);
@@ -271,8 +289,8 @@ main(int argc, char *argv[])
 	auditd.reload_who = POLICY_AUDITD;
 
 	daemon_start(&auditd);
-	daemon_mkdir(conf->run_dir, 0755);
-	daemon_mkdir(conf->state_dir, 0755);
+	daemon_mkdir_own(conf->run_dir, 0711);
+	daemon_mkdir_own(conf->state_dir, 0711);
 	auditd_dbdir(conf, dbdir, sizeof(dbdir));
 	fd = daemon_listen_unix(&auditd, "auditd", conf->audit.socket, 0660,
 	    auditd.privileged ? conf->audit.uid : (uid_t)-1,
@@ -290,6 +308,8 @@ main(int argc, char *argv[])
 	set.self = ROLE_AUDITD;
 	set.maxframe = PROTO_MAX_FRAME;
 	set.maxconns = AUDITD_MAXCONNS;
+	set.maxperuid = AUDITD_MAXPERUID;
+	set.maxreserved = AUDITD_MAXRESERVED;
 	l = listener_new(auditd.base, fd, conf->audit.socket, &set,
 	    &auditd_ops, NULL);
 	daemon_ready(&auditd, "listening on %s", conf->audit.socket);

@@ -540,7 +540,9 @@ store_open(const char *path, char *why, size_t len)
 		return -1;
 	}
 	*p = '\0';
-	if ((st.db = db_open(path, store_ddl, STORE_SCHEMA, 5000)) == NULL) {
+	/* The audit user's group reads it (mcpctl): see auditd_sandbox(). */
+	if ((st.db = db_open(path, store_ddl, STORE_SCHEMA, 5000, 0640)) ==
+	    NULL) {
 		snprintf(why, len, "%s: cannot open it as a schema %d audit "
 		    "database (an older one must be moved aside)", path,
 		    STORE_SCHEMA);

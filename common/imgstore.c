@@ -19,7 +19,6 @@
 
 #include "imgstore.h"
 #include "log.h"
-#include "policy.h"
 #include "util.h"
 
 #define NAME_FILE_MAX	(IMGSTORE_DIGEST_LEN + 1)	/* with its newline */
@@ -34,7 +33,7 @@ struct store {
 int
 imgstore_valid_name(const char *s)
 {
-	return policy_valid_name(s) && strcmp(s, HOST_IMAGE) != 0;
+	return name_valid(s) && strcmp(s, HOST_IMAGE) != 0;
 }
 
 int

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy.h"
+#include "util.h"
 
 #define IMGSTORE_DIGEST_LEN	71	/* "sha256:" + 64 hex */
 #define IMGSTORE_HEX_LEN	64
@@ -35,7 +35,7 @@
 #define IMGSTORE_DEPTH_MAX	256	/* directory levels in a rootfs */
 
 struct imgstore_image {
-	char	 name[POLICY_NAME_MAX];
+	char	 name[NAME_LEN];
 	char	 digest[IMGSTORE_DIGEST_LEN + 1];
 	char	 rootfs[PATH_MAX];	/* absolute path of its root filesystem */
 	char	 source[IMGSTORE_SOURCE_MAX];
@@ -73,7 +73,7 @@ int	 imgstore_lookup_digest(const char *state_dir, const char *digest,
 int	 imgstore_resolve(const char *state_dir, const char *name,
 	    char digest[IMGSTORE_DIGEST_LEN + 1], char *err, size_t errlen);
 
-/* A name an image may have: policy_valid_name(), and not "host". */
+/* A name an image may have: name_valid(), and not "host". */
 int	 imgstore_valid_name(const char *);
 
 /* "sha256:" and 64 lowercase hex digits, and nothing else. */

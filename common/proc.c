@@ -21,6 +21,7 @@
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		5000
 #define ACCEPT_PAUSE_MS		1000
+#define REFUSED_LOG_MS		10000	/* a line of refusals at most so often */
 
 struct listener {
 	struct event_base	*base;
@@ -32,7 +33,8 @@ struct listener {
 	const struct conn_ops	*ops;
 	void			*arg;
 	TAILQ_HEAD(, conn)	 conns;
-	unsigned int		 nconns;
+	uint64_t		 refused_at;	/* ms: the last one logged */
+	unsigned int		 refused;	/* since, not logged */
 };
 
 struct client {
@@ -52,6 +54,8 @@ struct client {
 static void	conn_dispatch(struct imsgev *, struct imsg *);
 static void	conn_closed(struct imsgev *, const char *);
 static void	client_schedule(struct client *);
+static void	listener_refuse(struct listener *, struct conn *,
+		    const char *, ...) __attribute__((__format__(printf, 3, 4)));
 
 static void
 tv_ms(struct timeval *tv, unsigned int ms)
@@ -65,7 +69,6 @@ conn_new(struct event_base *base, int fd, const struct proc_settings *set,
     const struct conn_ops *ops, void *arg)
 {
 	struct conn		*c;
-	struct proto_hello	 hello;
 
 	c = xcalloc(1, sizeof(*c));
 	c->ops = ops;
@@ -83,11 +86,18 @@ conn_new(struct event_base *base, int fd, const struct proc_settings *set,
 		free(c);
 		return NULL;
 	}
-	proto_hello_init(&hello, set->self);
+	return c;
+}
+
+static void
+conn_say_hello(struct conn *c, enum proc_role self)
+{
+	struct proto_hello	 hello;
+
+	proto_hello_init(&hello, self);
 	if (imsgev_compose(&c->iev, IMSG_HELLO, 0, -1, &hello,
 	    sizeof(hello)) == -1)
 		imsgev_shutdown(&c->iev, "cannot send hello");
-	return c;
 }
 
 static void
@@ -167,6 +177,8 @@ conn_hello(struct conn *c, struct imsg *imsg)
 	}
 	c->role = hello.role;
 	str_copy(c->software, hello.software, sizeof(c->software));
+	if (c->ev_hello != NULL)
+		evtimer_del(c->ev_hello);
 	if (c->listener != NULL)
 		snprintf(c->name, sizeof(c->name), "%s[%d]",
 		    proto_role_name(c->role), (int)c->cred.pid);
@@ -207,6 +219,8 @@ conn_dispatch(struct imsgev *iev, struct imsg *imsg)
 static void
 conn_free(struct conn *c)
 {
+	if (c->ev_hello != NULL)
+		event_free(c->ev_hello);
 	imsgev_clear(&c->iev);
 	free(c);
 }
@@ -226,10 +240,8 @@ conn_closed(struct imsgev *iev, const char *why)
 		log_warnx("%s: %s", c->name, why);
 	if (c->up)
 		c->ops->down(c, why);
-	if (l != NULL) {
+	if (l != NULL)
 		TAILQ_REMOVE(&l->conns, c, entry);
-		l->nconns--;
-	}
 	conn_free(c);
 	if (cl != NULL) {
 		cl->conn = NULL;
@@ -280,6 +292,85 @@ conn_pong(struct conn *c, struct imsg *imsg, enum proc_role self,
 
 /* Listeners. */
 
+/* A peer silent past its deadline holds a slot for nothing. */
+static void
+conn_hello_timeout(evutil_socket_t fd, short events, void *arg)
+{
+	struct conn	*c = arg;
+
+	if (!c->up)
+		conn_close(c, "no hello within %u ms: closing",
+		    c->listener->set.hello_ms);
+}
+
+/*
+ * Refuse c, with a reason the peer reads; the log says so once in a
+ * while, not once for each of a flood.
+ */
+static void
+listener_refuse(struct listener *l, struct conn *c, const char *fmt, ...)
+{
+	struct proto_reject	 rej;
+	va_list			 ap;
+	uint64_t		 now = mono_ms();
+
+	c->refused = 1;
+	memset(&rej, 0, sizeof(rej));
+	rej.version = MCPD_PROTO_VERSION;
+	rej.role = l->set.self;
+	va_start(ap, fmt);
+	vsnprintf(rej.reason, sizeof(rej.reason), fmt, ap);
+	va_end(ap);
+	imsgev_compose(&c->iev, IMSG_HELLO_REJECT, 0, -1, &rej, sizeof(rej));
+	if (l->refused_at == 0 || now - l->refused_at >= REFUSED_LOG_MS) {
+		if (l->refused > 0)
+			log_warnx("%s: refused %s: %s (and %u more since the "
+			    "last such line)", l->name, c->name, rej.reason,
+			    l->refused);
+		else
+			log_warnx("%s: refused %s: %s", l->name, c->name,
+			    rej.reason);
+		l->refused_at = now;
+		l->refused = 0;
+	} else
+		l->refused++;
+	imsgev_shutdown(&c->iev, "%s", "");
+}
+
+/* Refuse a new connection that would take more than its slots. */
+static int
+listener_full(struct listener *l, struct conn *c)
+{
+	struct conn	*o;
+	unsigned int	 ordinary = 0, reserved = 0, mine = 0;
+
+	TAILQ_FOREACH(o, &l->conns, entry) {
+		if (o == c || o->refused)
+			continue;
+		if (o->reserved)
+			reserved++;
+		else {
+			ordinary++;
+			if (o->cred.uid == c->cred.uid)
+				mine++;
+		}
+	}
+	if (c->reserved) {
+		if (reserved < l->set.maxreserved)
+			return 0;
+		listener_refuse(l, c, "all %u connections of the suite's own "
+		    "are taken", l->set.maxreserved);
+	} else if (mine >= l->set.maxperuid)
+		listener_refuse(l, c, "uid %u has %u connections here, its "
+		    "most", (unsigned)c->cred.uid, mine);
+	else if (ordinary >= l->set.maxconns)
+		listener_refuse(l, c, "all %u connections are taken",
+		    l->set.maxconns);
+	else
+		return 0;
+	return 1;
+}
+
 static void
 listener_accept(evutil_socket_t fd, short events, void *arg)
 {
@@ -303,22 +394,32 @@ listener_accept(evutil_socket_t fd, short events, void *arg)
 			log_warn("%s: accept", l->name);
 		return;
 	}
-	if (l->nconns >= l->set.maxconns) {
-		log_warnx("%s: connection refused: %u connections open",
-		    l->name, l->nconns);
-		close(s);
-		return;
-	}
 	if ((c = conn_new(l->base, s, &l->set, l->ops, l->arg)) == NULL)
 		return;
+	/* Listed even when refused: it goes with the listener if need be. */
 	c->listener = l;
 	TAILQ_INSERT_TAIL(&l->conns, c, entry);
-	l->nconns++;
 	snprintf(c->name, sizeof(c->name), "uid %u pid %d",
 	    (unsigned)c->cred.uid, (int)c->cred.pid);
 	if ((reason = l->ops->allow(&c->cred, ROLE_NONE, why, sizeof(why),
-	    l->arg)) != NULL)
+	    l->arg)) != NULL) {
+		c->refused = 1;
 		conn_reject(c, l->set.self, reason);
+		return;
+	}
+	c->reserved = l->ops->reserved != NULL &&
+	    l->ops->reserved(&c->cred, l->arg);
+	if (listener_full(l, c))
+		return;
+	/*
+	 * Only now: a peer that has our hello is in, and one refused has
+	 * the refusal alone, so it never takes itself for connected.
+	 */
+	conn_say_hello(c, l->set.self);
+	tv_ms(&tv, l->set.hello_ms);
+	if ((c->ev_hello = evtimer_new(l->base, conn_hello_timeout, c)) ==
+	    NULL || evtimer_add(c->ev_hello, &tv) == -1)
+		fatalx("%s: cannot set up a hello deadline", l->name);
 }
 
 static void
@@ -341,6 +442,8 @@ listener_new(struct event_base *base, int fd, const char *name,
 	l->set = *set;
 	l->ops = ops;
 	l->arg = arg;
+	if (l->set.hello_ms == 0)
+		l->set.hello_ms = PROC_HELLO_MS;
 	str_copy(l->name, name, sizeof(l->name));
 	TAILQ_INIT(&l->conns);
 	if (fd_set_nonblock(fd) == -1)
@@ -410,6 +513,7 @@ client_connect(evutil_socket_t unused, short events, void *arg)
 	}
 	cl->conn->client = cl;
 	str_copy(cl->conn->name, cl->name, sizeof(cl->conn->name));
+	conn_say_hello(cl->conn, cl->set.self);
 }
 
 static void

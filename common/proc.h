@@ -35,6 +35,12 @@ struct conn_ops {
 	void		 (*up)(struct conn *);
 	void		 (*dispatch)(struct conn *, struct imsg *);
 	void		 (*down)(struct conn *, const char *);
+	/*
+	 * Listeners: is this uid one of the suite's own (a daemon, the
+	 * administrator)?  Its connections take the reserved slots, which
+	 * no other uid can fill.  NULL: none is.
+	 */
+	int		 (*reserved)(const struct ucred *, void *);
 };
 
 struct conn {
@@ -49,14 +55,28 @@ struct conn {
 	char			 software[32];	/* the peer's, after hello */
 	char			 name[64];	/* for log lines */
 	int			 up;
+	int			 reserved;	/* in a reserved slot */
+	int			 refused;	/* on its way out, in no slot */
+	struct event		*ev_hello;	/* its hello's deadline */
 	void			*data;		/* the owner's */
 };
+
+/*
+ * A listener's slots: maxconns for every uid but the reserved ones, at
+ * most maxperuid of them any one uid's, and maxreserved more for the
+ * reserved uids alone.  A connection that has not said hello within
+ * hello_ms is closed.
+ */
+#define PROC_HELLO_MS		5000
 
 struct proc_settings {
 	enum proc_role		 self;
 	size_t			 maxframe;
 	int			 flags;		/* IMSGBUF_FDPASS */
-	unsigned int		 maxconns;	/* listeners only */
+	unsigned int		 maxconns;	/* listeners only, from here */
+	unsigned int		 maxperuid;
+	unsigned int		 maxreserved;
+	unsigned int		 hello_ms;	/* 0: PROC_HELLO_MS */
 };
 
 struct listener	*listener_new(struct event_base *, int, const char *,

@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,24 @@ str_to_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return NULL;
 }
 
+int
+name_valid(const char *s)
+{
+	size_t	 len = strlen(s), i;
+	char	 c;
+
+	if (len == 0 || len >= NAME_LEN || s[0] == '-' || s[0] == '.')
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		    c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
 uint64_t
 mono_ns(void)
 {
@@ -235,6 +254,43 @@ fd_set_cloexec(int fd)
 	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
 }
 
+int
+path_tighten(const char *path, mode_t mode)
+{
+	struct stat	 st;
+	mode_t		 now, want;
+	int		 fd, rv = -1;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		log_warn("%s", path);
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		log_warn("%s", path);
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		log_warnx("%s: neither a file nor a directory", path);
+		goto done;
+	}
+	now = st.st_mode & 07777;
+	want = now & (mode | 07000);
+	if (want != now && fchmod(fd, want) == -1) {
+		log_warn("%s: chmod %04o", path, (unsigned)want);
+		goto done;
+	}
+	if (want != now)
+		log_warnx("%s: mode %04o tightened to %04o", path,
+		    (unsigned)now, (unsigned)want);
+	rv = 0;
+ done:
+	close(fd);
+	return rv;
+}
+
 static int
 rm_tree_at(int dfd, const char *name)
 {
@@ -270,4 +326,37 @@ int
 rm_tree(const char *path)
 {
 	return rm_tree_at(AT_FDCWD, path);
+}
+
+int
+sigmask_clear(void)
+{
+	sigset_t	 none;
+
+	sigemptyset(&none);
+	return sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+pid_t
+fork_for_exec(void)
+{
+	struct sigaction	 sa;
+	sigset_t		 all, old;
+	pid_t			 pid;
+	int			 sig;
+
+	sigfillset(&all);
+	if (sigprocmask(SIG_SETMASK, &all, &old) == -1)
+		return -1;
+	if ((pid = fork()) == 0) {
+		for (sig = 1; sig < NSIG; sig++) {
+			if (sigaction(sig, NULL, &sa) == -1 ||
+			    sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+				continue;
+			signal(sig, SIG_DFL);
+		}
+		sigemptyset(&old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return pid;
 }

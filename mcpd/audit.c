@@ -4,7 +4,8 @@
  * sandboxd records what it does to sandboxes; these records say what the
  * client asked for.  They are sent as they happen and not waited for: an
  * operation that must not run unrecorded is refused by sandboxd, which
- * waits for its own record's commit.
+ * waits for its own record's commit, and mcpd --stdio sends none to
+ * sandboxd while it cannot reach auditd (sbxcall.c).
  */
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -31,6 +32,9 @@ static struct conn	*auditconn;
 static int		 start_sent;
 static unsigned int	 unsent;		/* records lost while away */
 static struct mx_audit	 stats;
+
+/* What a tool call's record keeps of an environment variable's value. */
+#define MAUDIT_REDACTED	"(redacted)"
 
 /*
  * When the records still waiting were sent, oldest first: auditd answers
@@ -68,7 +72,11 @@ maudit_send(uint32_t event, uint32_t outcome, const char *tenant,
 	struct iovec		 iov[2];
 
 	if (auditconn == NULL) {
-		if (unsent++ == 0)
+		if (unsent++ == 0 && mcp_stdio_mode &&
+		    mcpd_conf->audit.required)
+			log_warnx("auditd is not connected: audit is "
+			    "required, so no tool call runs until it is");
+		else if (unsent == 1)
 			log_warnx("auditd is not connected: tool calls go "
 			    "unrecorded by mcpd until it is");
 		stats.failed++;
@@ -182,6 +190,35 @@ maudit_stop(void)
 }
 
 /*
+ * The arguments as a record keeps them.  Clients put secrets (API keys)
+ * in "env", and the audit log is read by the audit group: of an object
+ * of variables, the names stay and each value is replaced; anything else
+ * given as "env" is replaced whole.
+ */
+static json_t *
+maudit_args(json_t *args)
+{
+	json_t		*copy, *env, *names, *v;
+	const char	*name;
+
+	if ((env = json_object_get(args, "env")) == NULL)
+		return json_incref(args);
+	if ((copy = json_copy(args)) == NULL)
+		fatalx("out of memory");
+	if (json_is_object(env)) {
+		if ((names = json_object()) == NULL)
+			fatalx("out of memory");
+		json_object_foreach(env, name, v)
+			json_object_set_new(names, name,
+			    json_string(MAUDIT_REDACTED));
+	} else
+		names = json_string(MAUDIT_REDACTED);
+	if (json_object_set_new(copy, "env", names) == -1)
+		fatalx("out of memory");
+	return copy;
+}
+
+/*
  * A tool call has ended: result is "ok", "tool-error", "error" (a
  * JSON-RPC error) or "cancelled".
  */
@@ -189,7 +226,7 @@ void
 maudit_tool_call(const struct mcp_req *req, const char *result, int code)
 {
 	struct audit_body	 b;
-	json_t			*args, *name, *sb;
+	json_t			*args, *kept, *name, *sb;
 	char			*dump, hex[65];
 	uint8_t			 h[crypto_hash_sha256_BYTES];
 	const char		*sandbox = NULL;
@@ -197,9 +234,11 @@ maudit_tool_call(const struct mcp_req *req, const char *result, int code)
 
 	name = json_object_get(req->params, "name");
 	args = json_object_get(req->params, "arguments");
+	kept = maudit_args(args);
 	/* The arguments as canonical JSON: sorted keys, compact. */
-	dump = json_dumps(args != NULL ? args : json_null(), JSON_COMPACT |
+	dump = json_dumps(kept != NULL ? kept : json_null(), JSON_COMPACT |
 	    JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	json_decref(kept);
 	len = dump != NULL ? strlen(dump) : 0;
 	crypto_hash_sha256(h, (const uint8_t *)(dump != NULL ? dump : ""),
 	    len);

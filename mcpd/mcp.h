@@ -203,6 +203,8 @@ struct mcp_input {
 
 void		 mcp_init(int);
 void		 mcp_shutdown(void);
+/* The session's client sends no more (stdio at EOF); answers still go. */
+void		 mcp_input_ended(struct mcp_session *, struct mcp_out *);
 
 /*
  * Is this parsed message a modern-era request?  (Its _meta names a
@@ -339,12 +341,30 @@ void		 tasks_cancel(struct mcp_req *);
 void		 tasks_update(struct mcp_req *);
 
 /*
- * The conformance suite's fixtures (fixture.c), in the test-only build;
- * in the product these say there are none.
+ * What a build of mcpd adds to the server, registered with mcp_extend()
+ * before mcpd_main(): tools beside the product's, resources, templates,
+ * completions and prompts.  mcpd-conformance registers the conformance
+ * suite's fixtures (tests/interop/fixture.c); the product registers
+ * nothing, and offers no prompts.  Any member may be left out.
  */
-int		 prompts_exist(void);
-void		 prompts_list(struct mcp_req *);
-void		 prompts_get(struct mcp_req *);
-int		 fixture_tools_change(void);
+struct tool;
+struct mcp_extension {
+	struct tool	*tools;		/* listed before the product's */
+	size_t		 ntools;
+	int		 tools_change;	/* the tool list may change */
+	/* Add to resources/list's and resources/templates/list's lists. */
+	void		(*resources)(struct mcp_req *, json_t *);
+	void		(*templates)(struct mcp_req *, json_t *);
+	/* 1 when the URI or the reference was the extension's, answered. */
+	int		(*read)(struct mcp_req *, const char *);
+	int		(*complete)(struct mcp_req *, json_t *, const char *,
+			    const char *);
+	/* Both, or the server has no prompts. */
+	void		(*prompts_list)(struct mcp_req *);
+	void		(*prompts_get)(struct mcp_req *);
+};
+
+void		 mcp_extend(const struct mcp_extension *);
+extern const struct mcp_extension *mcp_ext;	/* never NULL */
 
 #endif

@@ -225,6 +225,7 @@ mcpd_up(struct conn *c)
 	} else {
 		metrics_auditd(1);
 		maudit_up(c);
+		sbx_calls_audit(1);
 	}
 	mcpd_ping_send(s);
 	mcpd_update_status();
@@ -243,6 +244,7 @@ mcpd_down(struct conn *c, const char *why)
 	} else {
 		metrics_auditd(0);
 		maudit_down();
+		sbx_calls_audit(0);
 	}
 	mcpd_update_status();
 }
@@ -538,7 +540,7 @@ usage_stdio(int *argc, char *argv[])
 }
 
 int
-main(int argc, char *argv[])
+mcpd_main(int argc, char *argv[])
 {
 	struct proc_settings	 set;
 	struct policy		*conf;
@@ -601,6 +603,13 @@ main(int argc, char *argv[])
 	mcpd_sandbox(conf, t);
 
 	sbx_calls_init(mcpd.base);
+	/*
+	 * The daemon's place at auditd is kept for it, and sandboxd refuses
+	 * what it cannot record; a stdio client's uid may have filled its
+	 * own places, so mcpd --stdio sends nothing it cannot record.
+	 */
+	if (stdio_mode && conf->audit.required)
+		sbx_calls_audit_gate();
 	tools_init();
 	session_expire_start(mcpd.base);
 	memset(&set, 0, sizeof(set));

@@ -30,6 +30,12 @@ struct sbx_call;
 extern size_t		 mcpd_max_message;
 extern const struct policy *mcpd_conf;
 
+/*
+ * mcpd.c: all of mcpd but main() (main.c), so that a test build can run
+ * the same server with an extension registered first (mcp.h).
+ */
+int		 mcpd_main(int, char *[]);
+
 /* stdio.c */
 void		 stdio_start(struct event_base *, struct mcp_session *,
 		    void (*)(void));

@@ -197,7 +197,7 @@ key_get(struct table *t, const char *name)
 {
 	size_t	 i;
 
-	if (name == NULL || !policy_valid_name(name))
+	if (name == NULL || !name_valid(name))
 		name = "other";
 	for (i = 0; i < t->n; i++)
 		if (strcmp(t->keys[i].name, name) == 0)
@@ -241,7 +241,7 @@ metrics_tool_call(const char *tool, const char *outcome, uint64_t ms)
 		hist_observe(&k->hist, ms);
 }
 
-/* The order run_summary() in tools.c tells a result in. */
+/* The order run_summary() in tools_run.c tells a result in. */
 static enum mx_result
 result_of(const struct sbx_result *r)
 {

@@ -21,7 +21,6 @@
 #include "mcp.h"
 #include "mcpd.h"
 #include "proto.h"
-#include "resources.h"
 #include "util.h"
 
 #define URI_MAX		(INIT_PATH_MAX + 128)
@@ -78,7 +77,7 @@ parse_uri(const char *uri, struct sburi *u)
 	if (n == 0 || n >= sizeof(u->id))
 		return -1;
 	memcpy(u->id, p, n);
-	if (!policy_valid_name(u->id))
+	if (!name_valid(u->id))
 		return -1;
 	p = slash + 1;
 	if (strcmp(p, "logs") == 0 || strcmp(p, "state") == 0) {
@@ -178,7 +177,8 @@ list_done(struct op *op)
 	char		 uri[URI_MAX], desc[160];
 
 	list = json_array();
-	fixture_resources(req, list);
+	if (mcp_ext->resources != NULL)
+		mcp_ext->resources(req, list);
 	if (op->final == IMSG_SBX_DONE) {
 		json_array_foreach(op->infos, i, in) {
 			id = json_string_value(json_object_get(in, "id"));
@@ -240,7 +240,8 @@ resources_templates(struct mcp_req *req)
 		return;
 	}
 	list = json_array();
-	fixture_templates(req, list);
+	if (mcp_ext->templates != NULL)
+		mcp_ext->templates(req, list);
 	for (i = 0; i < nitems(templates); i++) {
 		t = json_pack("{s:s, s:s, s:s}", "uriTemplate",
 		    templates[i].tmpl, "name", templates[i].name,
@@ -345,7 +346,8 @@ resources_read(struct mcp_req *req)
 		    "Invalid params: resources/read needs a uri");
 		return;
 	}
-	if (fixture_read(req, json_string_value(uri)))
+	if (mcp_ext->read != NULL && mcp_ext->read(req,
+	    json_string_value(uri)))
 		return;
 	if (json_string_length(uri) >= URI_MAX ||
 	    parse_uri(json_string_value(uri), &u) == -1) {
@@ -471,7 +473,8 @@ completion_complete(struct mcp_req *req)
 		    "argument.value");
 		return;
 	}
-	if (fixture_complete(req, ref, name, value))
+	if (mcp_ext->complete != NULL && mcp_ext->complete(req, ref, name,
+	    value))
 		return;
 	if (strcmp(type, "ref/resource") != 0) {
 		complete_reply(req, json_array());

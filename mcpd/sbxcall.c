@@ -3,7 +3,8 @@
  *
  * While sandboxd is not connected (mcpd just started, or sandboxd is
  * restarting) a call waits for it, up to SBX_WAIT_MS, instead of failing
- * at once.
+ * at once.  So it does, with the audit gate, while auditd is not: once
+ * auditd has been away that long, calls fail at once, until it is back.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -41,10 +42,40 @@ static struct conn		*sbxconn;
 static uint32_t			 next_id;
 static size_t			 ncalls;
 static struct event		*ev_wait;
+static int			 audit_gate;	/* calls wait for auditd */
+static int			 audit_up;
+static uint64_t			 audit_lost;	/* mono_ms() it went */
 
-static void	call_fail(struct sbx_call *, const char *);
+static void	call_fail(struct sbx_call *, uint32_t, const char *);
 
-/* Calls that waited too long for sandboxd fail. */
+#define AUDIT_AWAY	"audit is required and mcpd cannot reach the audit " \
+			"service (mcp-auditd), so nothing may run unrecorded"
+
+/* May calls leave now? */
+static int
+calls_open(void)
+{
+	return sbxconn != NULL && (!audit_gate || audit_up);
+}
+
+/* Fail a call that waited for as long as it may. */
+static void
+call_expire(struct sbx_call *call)
+{
+	if (sbxconn == NULL) {
+		metrics_error(MX_E_SBX_UNAVAILABLE);
+		call_fail(call, SBX_E_INTERNAL, "the sandbox service is not "
+		    "reachable; try again shortly");
+	} else {
+		metrics_error(MX_E_SBX_AUDIT);
+		call_fail(call, SBX_E_AUDIT, AUDIT_AWAY);
+	}
+}
+
+/*
+ * Calls that waited too long fail.  A callback may end other calls:
+ * look again from the start after each.
+ */
 static void
 wait_timer(evutil_socket_t fd, short events, void *arg)
 {
@@ -52,13 +83,15 @@ wait_timer(evutil_socket_t fd, short events, void *arg)
 	struct timeval	 tv = { 1, 0 };
 	uint64_t	 now = mono_ms();
 
-	while ((call = TAILQ_FIRST(&waiting)) != NULL &&
-	    call->deadline <= now) {
+	for (;;) {
+		TAILQ_FOREACH(call, &waiting, entry)
+			if (call->deadline <= now)
+				break;
+		if (call == NULL)
+			break;
 		TAILQ_REMOVE(&waiting, call, entry);
 		TAILQ_INSERT_TAIL(&calls, call, entry);
-		metrics_error(MX_E_SBX_UNAVAILABLE);
-		call_fail(call, "the sandbox service is not reachable; try "
-		    "again shortly");
+		call_expire(call);
 	}
 	if (!TAILQ_EMPTY(&waiting))
 		evtimer_add(ev_wait, &tv);
@@ -85,19 +118,44 @@ call_send(struct sbx_call *call)
 	return rv;
 }
 
-void
-sbx_calls_up(struct conn *c)
+/* Send what waited, if it may leave now. */
+static void
+calls_release(void)
 {
 	struct sbx_call	*call;
 
-	sbxconn = c;
+	if (!calls_open())
+		return;
 	while ((call = TAILQ_FIRST(&waiting)) != NULL) {
 		TAILQ_REMOVE(&waiting, call, entry);
 		TAILQ_INSERT_TAIL(&calls, call, entry);
 		if (call_send(call) == -1)
-			call_fail(call, "the request is too large for the "
-			    "sandbox service");
+			call_fail(call, SBX_E_INTERNAL, "the request is too "
+			    "large for the sandbox service");
 	}
+}
+
+void
+sbx_calls_up(struct conn *c)
+{
+	sbxconn = c;
+	calls_release();
+}
+
+void
+sbx_calls_audit_gate(void)
+{
+	audit_gate = 1;
+	audit_lost = mono_ms();
+}
+
+void
+sbx_calls_audit(int up)
+{
+	audit_up = up;
+	if (!up)
+		audit_lost = mono_ms();
+	calls_release();
 }
 
 int
@@ -118,13 +176,13 @@ call_free(struct sbx_call *call)
 
 /* An error frame of our own making ends the call (on the calls list). */
 static void
-call_fail(struct sbx_call *call, const char *why)
+call_fail(struct sbx_call *call, uint32_t code, const char *why)
 {
 	struct sbx_error	 e;
 	struct imsg		 imsg;
 
 	memset(&e, 0, sizeof(e));
-	e.code = SBX_E_INTERNAL;
+	e.code = code;
 	str_copy(e.message, why, sizeof(e.message));
 	memset(&imsg, 0, sizeof(imsg));
 	imsg.hdr.type = IMSG_SBX_ERROR;
@@ -153,7 +211,7 @@ sbx_calls_down(const char *why)
 		    "(%s); try again", why);
 	while ((call = TAILQ_FIRST(&calls)) != NULL) {
 		metrics_error(MX_E_SBX_UNAVAILABLE);
-		call_fail(call, msg);
+		call_fail(call, SBX_E_INTERNAL, msg);
 	}
 }
 
@@ -171,7 +229,7 @@ sbx_call(uint32_t type, const struct iovec *iov, int iovcnt, sbx_frame_fn fn,
 	} while (call->id == 0);
 	call->fn = fn;
 	call->arg = arg;
-	if (sbxconn == NULL) {
+	if (!calls_open()) {
 		/* Kept until sandboxd is back, or the deadline. */
 		call->type = type;
 		for (i = 0; i < (size_t)iovcnt; i++)
@@ -189,9 +247,14 @@ sbx_call(uint32_t type, const struct iovec *iov, int iovcnt, sbx_frame_fn fn,
 			off += iov[i].iov_len;
 		}
 		call->deadline = mono_ms() + SBX_WAIT_MS;
+		if (sbxconn != NULL && mono_ms() - audit_lost >= SBX_WAIT_MS) {
+			/* auditd away for long already: fail it at once. */
+			call->deadline = mono_ms();
+			tv.tv_sec = 0;
+		}
 		TAILQ_INSERT_TAIL(&waiting, call, entry);
 		ncalls++;
-		if (!evtimer_pending(ev_wait, NULL))
+		if (!evtimer_pending(ev_wait, NULL) || tv.tv_sec == 0)
 			evtimer_add(ev_wait, &tv);
 		return call;
 	}
@@ -223,7 +286,7 @@ sbx_call_cancel(struct sbx_call *call)
 		/* Never sent: it ends here, as sandboxd would end it. */
 		TAILQ_REMOVE(&waiting, call, entry);
 		TAILQ_INSERT_TAIL(&calls, call, entry);
-		call_fail(call, "cancelled");
+		call_fail(call, SBX_E_INTERNAL, "cancelled");
 		return;
 	}
 	if (sbxconn != NULL)
@@ -246,10 +309,10 @@ sbx_calls_shutdown(void)
 	while ((call = TAILQ_FIRST(&waiting)) != NULL) {
 		TAILQ_REMOVE(&waiting, call, entry);
 		TAILQ_INSERT_TAIL(&calls, call, entry);
-		call_fail(call, "mcpd is shutting down");
+		call_fail(call, SBX_E_INTERNAL, "mcpd is shutting down");
 	}
 	while ((call = TAILQ_FIRST(&calls)) != NULL)
-		call_fail(call, "mcpd is shutting down");
+		call_fail(call, SBX_E_INTERNAL, "mcpd is shutting down");
 	if (ev_wait != NULL) {
 		event_free(ev_wait);
 		ev_wait = NULL;

@@ -27,6 +27,14 @@ void		 sbx_calls_shutdown(void);
 void		 sbx_calls_up(struct conn *);
 void		 sbx_calls_down(const char *);
 /*
+ * Calls wait for auditd too, as for sandboxd, and fail with SBX_E_AUDIT
+ * when it does not come: for mcpd --stdio, whose tool calls must not run
+ * unrecorded where audit is required.  sbx_calls_audit() says whether
+ * mcpd is connected to auditd.
+ */
+void		 sbx_calls_audit_gate(void);
+void		 sbx_calls_audit(int);
+/*
  * NULL (with why) only when the request is too large.  While sandboxd is
  * away the call waits for it, failing after a while like any call.
  */

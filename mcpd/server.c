@@ -25,9 +25,13 @@
 #include "mcpd.h"
 #include "metrics.h"
 #include "proto.h"
+#include "tasks.h"
 #include "util.h"
 
 int	 mcp_stdio_mode;
+
+static const struct mcp_extension	 no_extension;
+const struct mcp_extension		*mcp_ext = &no_extension;
 
 static const char *const versions[MCP_NVERSIONS] = {
 	[MCP_V20241105] = "2024-11-05",
@@ -84,6 +88,8 @@ static void	 m_ping(struct mcp_req *);
 static void	 m_set_level(struct mcp_req *);
 static void	 m_discover(struct mcp_req *);
 static void	 m_listen(struct mcp_req *);
+static void	 m_prompts_list(struct mcp_req *);
+static void	 m_prompts_get(struct mcp_req *);
 
 static const struct method methods[] = {
 	{ "initialize",			m_initialize,	M_LEGACY | M_EARLY },
@@ -99,14 +105,39 @@ static const struct method methods[] = {
 	{ "resources/subscribe",	resources_subscribe, M_LEGACY },
 	{ "resources/unsubscribe",	resources_unsubscribe, M_LEGACY },
 	{ "completion/complete",	completion_complete, M_BOTH },
-	{ "prompts/list",		prompts_list,	M_BOTH | M_PROMPTS },
-	{ "prompts/get",		prompts_get,	M_BOTH | M_PROMPTS },
+	{ "prompts/list",		m_prompts_list,	M_BOTH | M_PROMPTS },
+	{ "prompts/get",		m_prompts_get,	M_BOTH | M_PROMPTS },
 	{ "tasks/get",			tasks_get,	M_BOTH | M_TASKS },
 	{ "tasks/result",		tasks_result,	M_LEGACY | M_TASKS },
 	{ "tasks/list",			tasks_list,	M_LEGACY | M_TASKS },
 	{ "tasks/cancel",		tasks_cancel,	M_BOTH | M_TASKS },
 	{ "tasks/update",		tasks_update,	M_MODERN },
 };
+
+void
+mcp_extend(const struct mcp_extension *ext)
+{
+	mcp_ext = ext;
+}
+
+static int
+prompts_exist(void)
+{
+	return mcp_ext->prompts_list != NULL && mcp_ext->prompts_get != NULL;
+}
+
+/* Reached only when prompts_exist(): see M_PROMPTS. */
+static void
+m_prompts_list(struct mcp_req *req)
+{
+	mcp_ext->prompts_list(req);
+}
+
+static void
+m_prompts_get(struct mcp_req *req)
+{
+	mcp_ext->prompts_get(req);
+}
 
 const char *
 mcp_version_name(int v)
@@ -195,7 +226,7 @@ mcp_capabilities(int version)
 
 	c = json_object();
 	t = json_object();
-	if (fixture_tools_change())
+	if (mcp_ext->tools_change)
 		json_object_set_new(t, "listChanged", json_true());
 	json_object_set_new(c, "tools", t);
 	json_object_set_new(c, "resources", json_pack("{s:b, s:b}",
@@ -432,30 +463,67 @@ mcp_session_cancel(struct mcp_session *sess)
 	} while (req != NULL);
 }
 
+/* A listen stream ends gracefully: a result, then on stdio a cancellation,
+ * as the two texts of the specification ask. */
+static void
+listener_end(struct listener *l, const char *why)
+{
+	struct mcp_req	*req = l->req;
+	json_t		*res, *note;
+
+	if (req->transport == MCP_T_STDIO) {
+		note = rpc_notification("notifications/cancelled",
+		    json_pack("{s:O, s:s}", "requestId", req->id, "reason",
+		    why));
+		req->out->ops->send(req->out, req, note, 0, 0);
+		json_decref(note);
+	}
+	res = json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, req->id);
+	mcp_result(req, res);
+}
+
 void
 mcp_shutdown(void)
 {
 	struct listener	*l;
 	struct mcp_req	*req;
-	json_t		*res, *note;
 
-	/* Listen streams end gracefully: a result, then on stdio a
-	 * cancellation, as the two texts of the specification ask. */
-	while ((l = TAILQ_FIRST(&listeners)) != NULL) {
-		req = l->req;
-		if (req->transport == MCP_T_STDIO) {
-			note = rpc_notification("notifications/cancelled",
-			    json_pack("{s:O, s:s}", "requestId", req->id,
-			    "reason", "server shutting down"));
-			req->out->ops->send(req->out, req, note, 0, 0);
-			json_decref(note);
-		}
-		res = json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION,
-		    req->id);
-		mcp_result(req, res);
-	}
+	while ((l = TAILQ_FIRST(&listeners)) != NULL)
+		listener_end(l, "server shutting down");
 	while ((req = TAILQ_FIRST(&reqs)) != NULL)
 		req_cancel(req, "mcpd is shutting down");
+}
+
+/*
+ * The client will send nothing more, but reads on (stdio at EOF): what it
+ * asked is still answered.  What needs it again ends now: its listen
+ * streams; our questions to it, answered for it with an error; and its
+ * tasks that no request waits for, which nothing can poll any more.
+ */
+void
+mcp_input_ended(struct mcp_session *sess, struct mcp_out *out)
+{
+	struct listener	*l;
+	struct mcp_ask	*a;
+	json_t		*err;
+
+	for (;;) {
+		TAILQ_FOREACH(l, &listeners, entry)
+			if (l->req->out == out)
+				break;
+		if (l == NULL)
+			break;
+		listener_end(l, "the client's input ended");
+	}
+	while ((a = TAILQ_FIRST(&sess->asks)) != NULL) {
+		TAILQ_REMOVE(&sess->asks, a, entry);
+		err = json_pack("{s:i, s:s}", "code", RPC_INTERNAL_ERROR,
+		    "message", "the client's input ended before its answer");
+		a->fn(a->arg, NULL, err);
+		json_decref(err);
+		free(a);
+	}
+	tasks_input_ended(&sess->peer);
 }
 
 /* --- Answers ------------------------------------------------------------ */
@@ -988,7 +1056,7 @@ m_listen(struct mcp_req *req)
 	l->tasks = json_array();
 	agreed = json_object();
 	if (json_is_true(json_object_get(f, "toolsListChanged")) &&
-	    fixture_tools_change()) {
+	    mcp_ext->tools_change) {
 		l->what |= NOTE_TOOLS;
 		json_object_set_new(agreed, "toolsListChanged", json_true());
 	}

@@ -4,6 +4,11 @@
  * a private copy of the descriptor and fd 1 becomes stderr, so a stray
  * write anywhere in the process lands in the log instead of the stream.
  * Reading stops while the client is not reading what we send.
+ *
+ * At the end of input, as a pipeline expects, what was asked is still
+ * answered: mcpd ends once every request in flight has its answer (each
+ * runs up to its own timeout) and the answers are written.  When the
+ * reader of stdout goes away, nothing more can be said: mcpd ends at once.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -34,6 +39,7 @@ static struct {
 	struct event		*ev_file;	/* stdin is a regular file */
 	int			 infd;
 	struct bufferevent	*out;
+	struct event		*ev_gone;	/* out is a pipe: its reader */
 	int			 outfd;		/* written directly: a file */
 	struct evbuffer		*pending;	/* read, not yet a line */
 	struct evbuffer		*own;		/* pending, if not in's */
@@ -42,12 +48,16 @@ static struct {
 	struct mcp_peer		 peer;
 	struct mcp_out		 mout;
 	int			 skipping;	/* within an over-long line */
-	int			 eof;
+	int			 eof;		/* no more input */
+	int			 ending_input;	/* telling the core of it */
+	int			 input_ended;	/* told */
+	int			 ended;		/* done() called */
 	int			 paused;
 	void			(*done)(void);
 } io;
 
 static void	stdio_read(void);
+static void	stdio_finish(void);
 
 /* A file or a device epoll cannot watch: blocking writes, in order. */
 static void
@@ -71,33 +81,54 @@ out_direct(json_t *msg)
 	free(s);
 }
 
+/* The client stopped reading us: nothing more can be said. */
+static void
+stdout_gone(void)
+{
+	if (io.ended)
+		return;
+	log_info("stdout closed: ending");
+	io.ended = io.eof = 1;
+	if (io.ev_gone != NULL) {
+		event_free(io.ev_gone);
+		io.ev_gone = NULL;
+	}
+	bufferevent_free(io.out);
+	io.out = NULL;
+	if (io.in != NULL)
+		bufferevent_disable(io.in, EV_READ);
+	mcp_shutdown();
+	io.done();
+}
+
 static void
 out_send(struct mcp_out *out, struct mcp_req *req, json_t *msg, int final,
     int status)
 {
 	char	*s;
 
-	if (io.outfd != -1) {
+	if (io.outfd != -1)
 		out_direct(msg);
-		return;
+	else if (io.out != NULL) {
+		s = rpc_dump(msg);
+		evbuffer_add(bufferevent_get_output(io.out), s, strlen(s));
+		evbuffer_add(bufferevent_get_output(io.out), "\n", 1);
+		free(s);
+		if (!io.paused && evbuffer_get_length(
+		    bufferevent_get_output(io.out)) > STDIO_OUT_HIGH) {
+			io.paused = 1;
+			if (io.in != NULL)
+				bufferevent_disable(io.in, EV_READ);
+		}
 	}
-	if (io.out == NULL)
-		return;
-	s = rpc_dump(msg);
-	evbuffer_add(bufferevent_get_output(io.out), s, strlen(s));
-	evbuffer_add(bufferevent_get_output(io.out), "\n", 1);
-	free(s);
-	if (!io.paused && evbuffer_get_length(bufferevent_get_output(io.out)) >
-	    STDIO_OUT_HIGH) {
-		io.paused = 1;
-		if (io.in != NULL)
-			bufferevent_disable(io.in, EV_READ);
-	}
+	if (final)
+		stdio_finish();
 }
 
 static void
 out_abandon(struct mcp_out *out, struct mcp_req *req)
 {
+	stdio_finish();
 }
 
 static const struct mcp_out_ops stdio_ops = {
@@ -182,7 +213,9 @@ stdio_lines(void)
 static void
 stdio_last_line(void)
 {
-	if (evbuffer_get_length(io.pending) == 0 || io.skipping)
+	if (io.skipping)
+		evbuffer_drain(io.pending, evbuffer_get_length(io.pending));
+	if (evbuffer_get_length(io.pending) == 0)
 		return;
 	if (io.own == NULL) {
 		/* A bufferevent's input takes nothing added at its end. */
@@ -200,14 +233,44 @@ stdio_eof(void)
 	if (io.eof)
 		return;
 	io.eof = 1;
-	log_debug("stdin closed: ending");
 	if (io.in != NULL)
 		bufferevent_disable(io.in, EV_READ);
-	mcp_shutdown();
-	if (io.out == NULL ||
-	    evbuffer_get_length(bufferevent_get_output(io.out)) == 0)
-		io.done();
-	/* else the write callback ends us once it is all out */
+	stdio_finish();
+}
+
+/*
+ * After the end of input, at each step towards the end: the lines left
+ * while the client was not reading are handled (out_write_cb), the core
+ * is told that the client sends no more, then every answer is awaited,
+ * then written.
+ */
+static void
+stdio_finish(void)
+{
+	if (!io.eof || io.ended || io.ending_input ||
+	    evbuffer_get_length(io.pending) > 0)
+		return;
+	/* SIGTERM: main cancels everything, with no loop to end. */
+	if (event_base_got_break(io.base))
+		return;
+	if (!io.input_ended) {
+		if (io.mout.nreqs > 0)
+			log_info("stdin closed: finishing %u request%s in "
+			    "flight", io.mout.nreqs, io.mout.nreqs == 1 ?
+			    "" : "s");
+		else
+			log_debug("stdin closed: ending");
+		/* What it answers comes back here: not yet. */
+		io.ending_input = 1;
+		mcp_input_ended(io.sess, &io.mout);
+		io.ending_input = 0;
+		io.input_ended = 1;
+	}
+	if (io.mout.nreqs > 0 || (io.out != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(io.out)) > 0))
+		return;		/* the last answer, or its write, comes back */
+	io.ended = 1;
+	io.done();
 }
 
 /*
@@ -264,45 +327,48 @@ stdio_read(void)
 static void
 out_write_cb(struct bufferevent *bev, void *arg)
 {
-	if (io.eof) {
-		io.done();
-		return;
-	}
 	if (io.paused) {
 		io.paused = 0;
-		if (io.in != NULL)
+		if (io.in != NULL && !io.eof)
 			bufferevent_enable(io.in, EV_READ);
 		stdio_lines();
 		stdio_read();
 	}
+	stdio_finish();
 }
 
 static void
 out_event_cb(struct bufferevent *bev, short events, void *arg)
 {
-	/* The client stopped reading us: nothing more can be said. */
-	log_info("stdout closed: ending");
-	bufferevent_free(io.out);
-	io.out = NULL;
-	if (!io.eof) {
-		io.eof = 1;
-		if (io.in != NULL)
-			bufferevent_disable(io.in, EV_READ);
-		mcp_shutdown();
-	}
-	io.done();
+	stdout_gone();
+}
+
+/*
+ * The write end of a pipe, open for writing only, turns "readable"
+ * (EPOLLERR) only when its reader has gone: noticed at once, not at the
+ * next answer, which a long run may not give for minutes.
+ */
+static void
+out_gone_cb(evutil_socket_t fd, short events, void *arg)
+{
+	stdout_gone();
+}
+
+static mode_t
+fd_type(int fd)
+{
+	struct stat	 st;
+
+	return fstat(fd, &st) == -1 ? 0 : st.st_mode & S_IFMT;
 }
 
 /* Can epoll watch it?  Pipes, sockets and terminals, yes. */
 static int
 pollable(int fd)
 {
-	struct stat	 st;
+	mode_t	 t = fd_type(fd);
 
-	if (fstat(fd, &st) == -1)
-		return 0;
-	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
-	    (S_ISCHR(st.st_mode) && isatty(fd));
+	return t == S_IFIFO || t == S_IFSOCK || (t == S_IFCHR && isatty(fd));
 }
 
 void
@@ -336,6 +402,12 @@ stdio_start(struct event_base *base, struct mcp_session *sess,
 		bufferevent_setcb(io.out, NULL, out_write_cb, out_event_cb,
 		    NULL);
 		bufferevent_enable(io.out, EV_WRITE);
+		if (fd_type(outfd) == S_IFIFO &&
+		    (fcntl(outfd, F_GETFL) & O_ACCMODE) == O_WRONLY &&
+		    ((io.ev_gone = event_new(base, outfd, EV_READ | EV_PERSIST,
+		    out_gone_cb, NULL)) == NULL ||
+		    event_add(io.ev_gone, NULL) == -1))
+			fatalx("stdout: event");
 	}
 
 	io.infd = STDIN_FILENO;
@@ -361,6 +433,8 @@ stdio_stop(void)
 		bufferevent_free(io.in);
 	if (io.ev_file != NULL)
 		event_free(io.ev_file);
+	if (io.ev_gone != NULL)
+		event_free(io.ev_gone);
 	if (io.out != NULL)
 		bufferevent_free(io.out);
 	if (io.outfd != -1)

@@ -529,6 +529,16 @@ tasks_list(struct mcp_req *req)
 	mcp_result(req, json_pack("{s:o}", "tasks", list));
 }
 
+static void
+task_cancel(struct mcp_task *t, const char *msg, const char *why)
+{
+	log_info("%s: task %s cancelled %s", t->peer.desc, t->id, why);
+	task_set(t, TS_CANCELLED, msg);
+	if (t->run != NULL)
+		mcp_cancel(t->run, "its task was cancelled");
+	waiters_answer(t);
+}
+
 void
 tasks_cancel(struct mcp_req *req)
 {
@@ -545,12 +555,30 @@ tasks_cancel(struct mcp_req *req)
 			    status_names[t->status]);
 		return;
 	}
-	log_info("%s: task %s cancelled", t->peer.desc, t->id);
-	task_set(t, TS_CANCELLED, "Cancelled by the client.");
-	if (t->run != NULL)
-		mcp_cancel(t->run, "its task was cancelled");
-	waiters_answer(t);
+	task_cancel(t, "Cancelled by the client.", "by the client");
 	mcp_result(req, req->modern ? json_object() : task_json(t, 0));
+}
+
+/*
+ * The client sends no more (stdio at EOF).  A tasks/result in flight is a
+ * request like any other and is answered when its task ends; but a task
+ * nothing waits for could only be polled, and one that waits for input
+ * would wait for ever: both are cancelled.
+ */
+void
+tasks_input_ended(const struct mcp_peer *peer)
+{
+	struct mcp_task	*t;
+
+	TAILQ_FOREACH(t, &tasks, entry) {
+		if (terminal(t) || !mcp_peer_same(&t->peer, peer))
+			continue;
+		if (!TAILQ_EMPTY(&t->waiters) &&
+		    t->status != TS_INPUT_REQUIRED)
+			continue;
+		task_cancel(t, "Cancelled: the client's input ended.",
+		    "at the end of the client's input");
+	}
 }
 
 void

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+struct mcp_peer;
 struct mcp_req;
 
 /* The answers to what a task asked for, once all have come. */
@@ -17,6 +18,8 @@ typedef void	(*task_input_fn)(struct mcp_req *, json_t *);
  * answered every key; then fn gets the answers.  Takes the reference.
  */
 void		 task_input(struct mcp_req *, json_t *, task_input_fn);
+/* Its client sends no more: cancel the tasks nothing waits for. */
+void		 tasks_input_ended(const struct mcp_peer *);
 void		 tasks_shutdown(void);
 
 #endif

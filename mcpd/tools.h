@@ -1,14 +1,18 @@
 /*
- * The tool table, shared by the product's tools and the conformance
- * build's fixtures.
+ * The tool table, shared by the product's tools and those a build adds
+ * (struct mcp_extension in mcp.h).
  */
 #ifndef MCPD_TOOLS_H
 #define MCPD_TOOLS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
+#include "mcpd.h"
+
+struct evbuffer;
 struct mcp_req;
 
 typedef void	(*tool_fn)(struct mcp_req *, json_t *);
@@ -43,9 +47,6 @@ struct tool {
 	int		(*decide)(struct mcp_req *, json_t *);
 };
 
-/* The fixtures of the conformance build (none in the product). */
-struct tool	*fixture_tools(size_t *);
-
 /* tasks.c: run a tools/call as a task if it asks to be (or must). */
 int		 task_maybe(struct mcp_req *, const struct tool *, json_t *);
 
@@ -54,11 +55,56 @@ void		 tool_result(struct mcp_req *, json_t *, json_t *, int);
 struct args;
 /* The "sandbox" argument: an id or a name. */
 const char	*args_sandbox(struct args *, int);
+/* Has the client asked for tools/call to run in the background? */
+int		 tool_wants_task(const struct mcp_req *, json_t *);
 
+/* The tools, one family to a file; tools.c's table lists them. */
+/* tools_run.c */
+void		 t_run_code(struct mcp_req *, json_t *);
+void		 t_exec(struct mcp_req *, json_t *);
+/* tools_sandbox.c */
+void		 t_create(struct mcp_req *, json_t *);
+void		 t_stop(struct mcp_req *, json_t *);
+void		 t_list(struct mcp_req *, json_t *);
+/* tools_files.c */
+void		 t_write(struct mcp_req *, json_t *);
+void		 t_read(struct mcp_req *, json_t *);
+void		 t_list_files(struct mcp_req *, json_t *);
+void		 t_delete(struct mcp_req *, json_t *);
+/* tools_images.c */
+void		 t_languages(struct mcp_req *, json_t *);
+void		 t_images(struct mcp_req *, json_t *);
 /* local.c: stdio mode's copies. */
 void		 t_upload(struct mcp_req *, json_t *);
 void		 t_download(struct mcp_req *, json_t *);
-/* Has the client asked for tools/call to run in the background? */
-int		 tool_wants_task(const struct mcp_req *, json_t *);
+
+/* tools.c: what the families share. */
+#define TIMEOUT_MAX_S	86400.0
+json_t		*text_content(const char *);
+/* The buffer's bytes as a string, which the caller frees. */
+char		*buf_text(struct evbuffer *);
+/* The string with its NUL. */
+void		 add_str0(struct evbuffer *, const char *);
+/* A failed request to sandboxd, as a tool result. */
+void		 op_tool_error(struct mcp_req *, struct op *, const char *);
+
+/*
+ * A tool that sends sandboxd one request and answers from its one reply:
+ * simple_start() sends it (and on failure answers the tool call, and
+ * returns NULL), the done function begins with simple_end() and frees
+ * the struct.  The fields after op are the tool's own.
+ */
+struct simple {
+	struct mcp_req	*req;
+	struct op	*op;
+	char		 sandbox[SBX_NAME_MAX];
+	char		 path[INIT_PATH_MAX];
+	uint64_t	 n;
+	int		 flag;
+};
+struct simple	*simple_start(struct mcp_req *, uint32_t, struct evbuffer *,
+		    op_fn, const char *);
+/* The op is over: the request is the caller's again. */
+struct mcp_req	*simple_end(struct simple *);
 
 #endif

@@ -1180,7 +1180,7 @@ check_name(struct parse_ctx *ctx, const struct ploc *loc, const char *what,
 {
 	const char	*why;
 
-	if (policy_valid_name(name))
+	if (name_valid(name))
 		return 0;
 	if (*name == '\0')
 		why = "empty";
@@ -2264,7 +2264,7 @@ check_alias(struct parse_ctx *ctx, const struct ploc *loc, const char *s)
 	for (i = 0; s[i] != '\0'; i++)
 		name[i] = s[i] == '+' || s[i] == '#' ? '_' : s[i];
 	name[i] = '\0';
-	if (policy_valid_name(name))
+	if (name_valid(name))
 		return 0;
 	if (*s != '\0' && *s != '-' && *s != '.' && strlen(s) <= TEXT_MAX) {
 		perr(ctx, loc, "invalid alias \"%s\": only letters, digits, "

@@ -78,24 +78,6 @@ policy_free(struct policy *p)
 	free(p);
 }
 
-int
-policy_valid_name(const char *s)
-{
-	size_t	 len = strlen(s), i;
-	char	 c;
-
-	if (len == 0 || len >= POLICY_NAME_MAX || s[0] == '-' || s[0] == '.')
-		return 0;
-	for (i = 0; i < len; i++) {
-		c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-		    c == '-'))
-			return 0;
-	}
-	return 1;
-}
-
 /*
  * Users and groups.
  */

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util.h"
+
 #ifndef SYSCONFDIR
 #define SYSCONFDIR		"/etc"
 #endif
@@ -29,7 +31,7 @@
 #define MCPD_CONF		SYSCONFDIR "/mcpd/mcpd.conf"
 /* Where a reload finds tenant users: see policy_resolve_reload(). */
 #define POLICY_PASSWD		"/etc/passwd"
-#define POLICY_NAME_MAX		64	/* tenant, limits, image, language */
+#define POLICY_NAME_MAX		NAME_LEN /* tenant, limits, image, language */
 #define POLICY_USER_MAX		64	/* user and group names */
 #define POLICY_SOCK_MAX		108	/* sizeof(sun_path) */
 #define POLICY_TOKEN_HASH_LEN	32	/* SHA-256 */
@@ -47,7 +49,6 @@
 #define DEFAULT_UNIX_MODE	0660
 #define DEFAULT_POOL		2
 #define DEFAULT_POOL_IDLE	(10ULL * 60 * 1000)	/* ms */
-#define HOST_IMAGE		"host"
 
 #define DEFAULT_MEMORY		(512ULL << 20)
 #define DEFAULT_CPUS		1000		/* thousandths of a CPU */
@@ -319,8 +320,5 @@ void		 policy_default_languages(struct policy *);
  */
 size_t		 policy_language_tools(const struct language *,
 		    char [][POLICY_NAME_MAX], size_t);
-
-/* A name usable for tenants, limits, images, languages: [A-Za-z0-9._-]. */
-int		 policy_valid_name(const char *);
 
 #endif

@@ -39,6 +39,20 @@
 #define BUNDLE_CONFIG		"config.json"
 #define BUNDLE_NOFILE		4096
 #define BUNDLE_MIN_INODES	1024
+/*
+ * Every devpts but the host's own draws on kernel.pty.max less
+ * kernel.pty.reserve (3072 by default): without a max of its own, one
+ * sandbox would take them all.
+ */
+#define BUNDLE_PTYS		64
+/*
+ * Queued signals and POSIX timers are counted per user namespace and,
+ * past it, against the uid that made it, root: RLIMIT_SIGPENDING bounds
+ * a sandbox's share, and the runtime's own limit all of theirs
+ * (priv.c).  POSIX message queues likewise count against root's
+ * RLIMIT_MSGQUEUE, 800 KiB, too little to share: a sandbox gets none.
+ */
+#define BUNDLE_SIGPENDING	1024
 
 /* What Docker and containerd mask, and kallsyms. */
 static const char *const bundle_masked[] = {
@@ -253,7 +267,7 @@ bundle_mounts(const struct bundle *b)
 {
 	const struct image_host	*h = b->host;
 	json_t			*m;
-	char			 path[PATH_MAX], dst[64];
+	char			 path[PATH_MAX], dst[64], opts[128];
 	size_t			 i;
 	int			 r = 0, n;
 
@@ -263,8 +277,9 @@ bundle_mounts(const struct bundle *b)
 	r |= bundle_mount(m, "/dev", "tmpfs", "tmpfs",
 	    "nosuid,strictatime,mode=755,size=64k");
 	/* No gid=: there is no tty group in the user namespace. */
-	r |= bundle_mount(m, "/dev/pts", "devpts", "devpts",
-	    "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620");
+	snprintf(opts, sizeof(opts), "nosuid,noexec,newinstance,"
+	    "ptmxmode=0666,mode=0620,max=%d", BUNDLE_PTYS);
+	r |= bundle_mount(m, "/dev/pts", "devpts", "devpts", opts);
 	r |= bundle_mount(m, "/dev/shm", "tmpfs", "shm",
 	    "nosuid,noexec,nodev,mode=1777,size=64m,nr_inodes=4096");
 	r |= bundle_mount(m, "/dev/mqueue", "mqueue", "mqueue",
@@ -315,7 +330,7 @@ bundle_process(const struct bundle *b)
 	return json_pack("{s:b, s:{s:i, s:i}, s:o, s:[s, s, s, s], s:s,"
 	    " s:{s:[], s:[], s:[], s:[], s:[]}, s:b, s:i,"
 	    " s:[{s:s, s:I, s:I}, {s:s, s:I, s:I}, {s:s, s:I, s:I},"
-	    " {s:s, s:I, s:I}]}",
+	    " {s:s, s:I, s:I}, {s:s, s:I, s:I}, {s:s, s:I, s:I}]}",
 	    "terminal", 0,
 	    "user", "uid", SBX_USER_UID, "gid", SBX_USER_UID,
 	    "args", args,
@@ -333,7 +348,11 @@ bundle_process(const struct bundle *b)
 	    "soft", (json_int_t)l->pids,
 	    "type", "RLIMIT_CORE", "hard", (json_int_t)0, "soft", (json_int_t)0,
 	    "type", "RLIMIT_FSIZE", "hard", (json_int_t)l->disk * 2,
-	    "soft", (json_int_t)l->disk * 2);
+	    "soft", (json_int_t)l->disk * 2,
+	    "type", "RLIMIT_MSGQUEUE", "hard", (json_int_t)0,
+	    "soft", (json_int_t)0,
+	    "type", "RLIMIT_SIGPENDING", "hard", (json_int_t)BUNDLE_SIGPENDING,
+	    "soft", (json_int_t)BUNDLE_SIGPENDING);
 }
 
 static json_t *
@@ -634,8 +653,13 @@ bundle_write(const struct bundle *b, char *err, size_t errlen)
  * conditions and leaves out what reaches kernel state a sandbox has no
  * business with: mounts, namespaces, tracing other processes, keyrings,
  * eBPF, perf, userfaultfd, io_uring, modules, kexec, clocks, file handles,
- * NUMA policy.  The 32-bit and x32 entry points are not in the filter's
- * architectures, so libseccomp kills a thread that tries them.
+ * NUMA policy.  It leaves out too what draws on a count the whole host
+ * shares, where no per-sandbox limit exists: Linux AIO takes events from
+ * fs.aio-max-nr, which one sandbox could fill for every other process;
+ * inotify instances and watches are charged to the uid that made the
+ * sandbox's user namespace, root, so one sandbox could take root's.
+ * The 32-bit and x32 entry points are not in the filter's architectures,
+ * so libseccomp kills a thread that tries them.
  *
  * runc 1.1 turns several conditions on the same argument of one rule into
  * separate rules, which are or-ed: "socket unless AF_PACKET and unless
@@ -669,8 +693,6 @@ static const char *const profile_allow[] = {
 	"fgetxattr", "flistxattr", "fremovexattr", "fsetxattr", "getxattr",
 	"lgetxattr", "listxattr", "llistxattr", "lremovexattr", "lsetxattr",
 	"removexattr", "setxattr",
-	"inotify_add_watch", "inotify_init", "inotify_init1",
-	"inotify_rm_watch",
 	"ioctl",		/* no terminal, no device worth reaching */
 
 	/* Memory. */
@@ -713,8 +735,7 @@ static const char *const profile_allow[] = {
 	"epoll_pwait2", "epoll_wait", "eventfd", "eventfd2", "futex",
 	"futex_waitv", "pause", "pipe", "pipe2", "poll", "ppoll",
 	"pselect6", "select", "signalfd", "signalfd4",
-	"io_cancel", "io_destroy", "io_getevents", "io_pgetevents",
-	"io_setup", "io_submit", "ioprio_get", "ioprio_set",
+	"ioprio_get", "ioprio_set",
 
 	/* Sockets once made (socket and socketpair are below). */
 	"accept", "accept4", "bind", "connect", "getpeername", "getsockname",

@@ -11,7 +11,7 @@
  * A one-shot sandbox runs one exec at a time and is destroyed after, so
  * its execs use the container's own groups, whose counters are reset for
  * each: the child is there from its fork, and the hot path is spared the
- * cgroup v1 migration, which waits for an RCU grace period (~10 ms).  So
+ * cgroup migration, which waits for an RCU grace period (~10 ms).  So
  * does an exec in a persistent sandbox where nothing but init runs; what
  * it leaves running stays there, and the next exec gets groups of its
  * own.  Such an exec has no sync socket and executes at once, unless it
@@ -19,7 +19,9 @@
  * the sync point for exec_release(), with its fork and placement done
  * while auditd commits.  A kill freezes the container's groups and
  * signals the processes in the container's own group, init spared, not
- * those in an exec's.
+ * those in an exec's.  cgroup v2 counters cannot be reset: there only a
+ * container's first exec shares init's group, and on a kernel without
+ * memory.peak an exec's memory is sampled while it runs.
  *
  * An exec is over when init reports its exit and the pipes are drained,
  * or EXEC_DRAIN_MS after the exit when a background process holds them.
@@ -45,6 +47,7 @@
 #define EXEC_READ_CHUNK		(64 * 1024)
 #define EXEC_OUT_HIGHWATER	(4 * 1024 * 1024)	/* queued to client */
 #define EXEC_PAUSE_MS		10
+#define EXEC_SAMPLE_MS		20	/* memory, without memory.peak */
 
 struct exec {
 	TAILQ_ENTRY(exec)	 entry;
@@ -56,6 +59,8 @@ struct exec {
 	struct event		*ev_in, *ev_out, *ev_err, *ev_sync;
 	struct event		*ev_timer;	/* timeout, drain, report */
 	struct event		*ev_pause;	/* the client is slow */
+	struct event		*ev_sample;	/* memory, if sampled */
+	uint64_t		 sampled;	/* the most seen */
 	uint8_t			*in_buf;
 	size_t			 in_len, in_off;
 	uint64_t		 cap;		/* bytes forwarded at most */
@@ -102,6 +107,8 @@ exec_free(struct exec *ex)
 		event_free(ex->ev_timer);
 	if (ex->ev_pause != NULL)
 		event_free(ex->ev_pause);
+	if (ex->ev_sample != NULL)
+		event_free(ex->ev_sample);
 	free(ex->in_buf);
 	free(ex);
 }
@@ -184,6 +191,18 @@ static void
 exec_resume(evutil_socket_t fd, short events, void *arg)
 {
 	exec_io_arm(arg);
+}
+
+static void
+exec_sample_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct exec	*ex = arg;
+	uint64_t	 m;
+
+	if (!ex->placed || ex->exited)
+		return;
+	if ((m = cgroup_exec_memory(ex->sb->id, exec_cg(ex))) > ex->sampled)
+		ex->sampled = m;
 }
 
 static void
@@ -426,6 +445,10 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 
 	whole = !sb->persistent || (TAILQ_EMPTY(&sb->execs) &&
 	    cgroup_sandbox_quiet(sb->id, sb->init_pid));
+	if (whole && !cgroup_resettable() && sb->shared)
+		whole = 0;
+	if (whole)
+		sb->shared = 1;
 	/* In the container's groups from its fork, and free to go. */
 	nosync = whole && !spec->hold;
 	nfds = nosync ? INIT_FD_SYNC : INIT_FD_MAX;
@@ -502,6 +525,14 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	if (ex->ev_out == NULL || ex->ev_err == NULL ||
 	    ex->ev_timer == NULL || ex->ev_pause == NULL)
 		fatalx("cannot create exec events");
+	if (cgroup_sampled()) {
+		struct timeval	 tv = { 0, EXEC_SAMPLE_MS * 1000 };
+
+		if ((ex->ev_sample = event_new(sbd->base, -1, EV_PERSIST,
+		    exec_sample_cb, ex)) == NULL ||
+		    event_add(ex->ev_sample, &tv) == -1)
+			fatalx("cannot create exec events");
+	}
 	exec_io_arm(ex);
 	if (ex->ev_sync != NULL)
 		event_add(ex->ev_sync, NULL);
@@ -537,7 +568,9 @@ exec_result(struct exec *ex, struct sbx_result *r)
 	if (cpu_ns == 0)
 		cpu_ns = (ex->ex.utime_us + ex->ex.stime_us) * 1000;
 	if (peak == 0)
-		peak = ex->ex.maxrss_kb * 1024;
+		/* No memory.peak: what sampling saw, or the biggest process. */
+		peak = ex->sampled > ex->ex.maxrss_kb * 1024 ? ex->sampled :
+		    ex->ex.maxrss_kb * 1024;
 	r->cpu_ms = cpu_ns / 1000000;
 	r->peak_memory = peak;
 	r->wall_ms = ex->wall_ms;

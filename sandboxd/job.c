@@ -1021,6 +1021,8 @@ create_acquire(struct job *job)
 		job->sb->env[job->sb->nenv++] = xstrdup(job->env[i]);
 	}
 	TAILQ_INSERT_TAIL(&sbd->sandboxes, job->sb, entry);
+	/* The sandbox holds the place its validation reserved. */
+	job->reserved = 0;
 	if (state_save(job->sb) == -1) {
 		TAILQ_REMOVE(&sbd->sandboxes, job->sb, entry);
 		sandbox_slot_free(slot);

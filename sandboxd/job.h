@@ -67,6 +67,7 @@ struct job {
 	struct sandbox		*sb;
 	char			 sbid[SBX_ID_LEN + 1];	/* sb's, once it is gone */
 	int			 oneshot;	/* a sandbox of its own */
+	int			 reserved;	/* CREATE: a place held */
 	struct limits		 lim;		/* in force for this job */
 	const struct language	*lang;
 	char			 image[SBX_NAME_MAX];

@@ -18,6 +18,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -40,6 +42,7 @@
 #include "daemon.h"
 #include "image.h"
 #include "imgstore.h"
+#include "imgtree.h"
 #include "log.h"
 #include "sandboxd.h"
 #include "util.h"
@@ -61,6 +64,8 @@ struct pop {
 	int			 initfd;	/* START: for sandbox-init */
 	int			 step;
 	pid_t			 pid;		/* the command running */
+	int			 done;		/* it ended, with status */
+	int			 status;
 	char			 bundle[PATH_MAX];
 	char			 disk[PATH_MAX];	/* persistent: dir */
 	char			 ws[PATH_MAX];	/* persistent: mount point */
@@ -92,10 +97,16 @@ struct net {
 	int			 exitfd;	/* closing it ends slirp4netns */
 };
 
+static char			*priv_env[] = {
+	(char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+	    "/sbin:/bin",
+	NULL
+};
 static struct policy		*pconf;
 static struct event_base	*pbase;
 static struct imsgev		 piev;
 static struct image_host	 host_image;
+static char			 init_copy[PATH_MAX];	/* sandbox-init */
 static int			 memsw;
 static int			 filter_memfd = -1;	/* bundle_filter() */
 static char			 runc_root[PATH_MAX];
@@ -121,7 +132,7 @@ run_wait(const char *const argv[], char *out, size_t len)
 
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
-	if ((pid = fork()) == -1) {
+	if ((pid = fork_for_exec()) == -1) {
 		close(p[0]);
 		close(p[1]);
 		return -1;
@@ -149,12 +160,65 @@ run_wait(const char *const argv[], char *out, size_t len)
 /* runc's version: "1.1.5", for the main process to report. */
 static char		 runc_version[32];
 
+/*
+ * The 2025 fixes for mount races that runc 1.2.8 brought, which a
+ * distribution may carry as patches in an older runc.
+ */
+static const char *const runc_cves[] = {
+	"CVE-2025-31133", "CVE-2025-52565", "CVE-2025-52881"
+};
+
+#define RUNC_PACKAGED	"/usr/sbin/runc"
+#define RUNC_CHANGELOG	"/usr/share/doc/runc/changelog.Debian.gz"
+
+static void
+cve_list(char *buf, size_t len, unsigned mask)
+{
+	size_t	 i, n;
+
+	buf[0] = '\0';
+	for (i = 0; i < nitems(runc_cves); i++) {
+		if (!(mask & (1U << i)))
+			continue;
+		n = strlen(buf);
+		(void)str_fmt(buf + n, len - n, "%s%s", n > 0 ? ", " : "",
+		    runc_cves[i]);
+	}
+}
+
+/*
+ * Which of those fixes the runc in use carries, a bit for each, by the
+ * changelog of the Debian package it comes from: Debian names there each
+ * CVE a package fixes.  None for a runc of any other origin.
+ */
+static unsigned
+priv_runc_patched(void)
+{
+	const char	*argv[] = { "/bin/zcat", RUNC_CHANGELOG, NULL };
+	char		 real[PATH_MAX], *log;
+	size_t		 i, len = 512 * 1024;
+	unsigned	 have = 0;
+
+	if (realpath(pconf->runc, real) == NULL ||
+	    strcmp(real, RUNC_PACKAGED) != 0 ||
+	    access(RUNC_CHANGELOG, R_OK) == -1)
+		return 0;
+	log = xmalloc(len);
+	/* The newest entries come first: what fits is enough. */
+	(void)run_wait(argv, log, len);
+	for (i = 0; i < nitems(runc_cves); i++)
+		if (strstr(log, runc_cves[i]) != NULL)
+			have |= 1U << i;
+	free(log);
+	return have;
+}
+
 static void
 priv_runc_version(void)
 {
-	char		 out[256], *v;
+	char		 out[256], *v, fixed[128], missing[128];
 	const char	*argv[] = { pconf->runc, "--version", NULL };
-	unsigned	 maj = 0, min = 0, pat = 0;
+	unsigned	 maj = 0, min = 0, pat = 0, have;
 
 	if (run_wait(argv, out, sizeof(out)) != 0)
 		fatalx("%s --version failed: is runc installed?", pconf->runc);
@@ -163,16 +227,25 @@ priv_runc_version(void)
 		fatalx("%s: cannot read its version", pconf->runc);
 	(void)snprintf(runc_version, sizeof(runc_version), "%u.%u.%u", maj,
 	    min, pat);
-	if (maj < RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
-	    (min < RUNC_MIN_MINOR || (min == RUNC_MIN_MINOR &&
-	    pat < RUNC_MIN_PATCH))))
+	if (maj > RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
+	    (min > RUNC_MIN_MINOR || (min == RUNC_MIN_MINOR &&
+	    pat >= RUNC_MIN_PATCH)))) {
+		log_info("runc %u.%u.%u", maj, min, pat);
+		return;
+	}
+	have = priv_runc_patched();
+	cve_list(fixed, sizeof(fixed), have);
+	cve_list(missing, sizeof(missing), ~have);
+	if (missing[0] == '\0')
+		log_info("runc %u.%u.%u: older than 1.2.8, but its package "
+		    "carries the fixes for %s", maj, min, pat, fixed);
+	else
 		log_warnx("runc %u.%u.%u is older than 1.2.8 and lacks the "
 		    "2025 fixes for mount races through /dev/null, "
-		    "/dev/console and /proc (CVE-2025-31133, CVE-2025-52565, "
-		    "CVE-2025-52881); sandboxes rely on their user namespace "
-		    "and private mounts: upgrade runc", maj, min, pat);
-	else
-		log_info("runc %u.%u.%u", maj, min, pat);
+		    "/dev/console and /proc (%s%s%s); sandboxes rely on their "
+		    "user namespace and private mounts: upgrade runc", maj,
+		    min, pat, missing, fixed[0] != '\0' ? "; its package "
+		    "carries those for " : "", fixed);
 }
 
 /* Kill and delete every container in our runc root; how many. */
@@ -199,6 +272,84 @@ priv_delete_all(void)
 	return n;
 }
 
+/*
+ * Queued signals and POSIX timers of every sandbox count, past its user
+ * namespace, against the uid that made the namespace, root, with the
+ * RLIMIT_SIGPENDING of the process that made it, runc, as their ceiling.
+ * runc inherits ours: half of root's, so that all sandboxes together
+ * leave root's own processes the other half.
+ */
+static void
+priv_rlimits(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_SIGPENDING, &rl) == -1)
+		fatal("RLIMIT_SIGPENDING");
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return;		/* root's processes are not limited */
+	rl.rlim_cur /= 2;
+	if (setrlimit(RLIMIT_SIGPENDING, &rl) == -1)
+		fatal("RLIMIT_SIGPENDING");
+}
+
+/* Copy the file src to a new dst, mode 0555. */
+static int
+priv_copy(const char *src, const char *dst)
+{
+	struct stat	 st;
+	ssize_t		 n = 0;
+	off_t		 off = 0;
+	int		 in, out = -1, saved;
+
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(in, &st) == -1 || (out = open(dst, O_WRONLY | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0555)) == -1)
+		n = -1;
+	while (n != -1 && off < st.st_size)
+		if ((n = sendfile(out, in, &off, (size_t)(st.st_size - off))) ==
+		    0) {
+			errno = EIO;	/* the file shrank */
+			n = -1;
+		}
+	saved = errno;
+	close(in);
+	if (out != -1 && close(out) == -1 && n != -1) {
+		saved = errno;
+		n = -1;
+	}
+	errno = saved;
+	return n == -1 ? -1 : 0;
+}
+
+/*
+ * The host's files that containers mount, the host image (the skeleton
+ * root and the synthetic /etc) and sandbox-init, go on a tmpfs of this
+ * mount namespace's own at dir, read-only once made: a sandbox's
+ * /proc/self/mountinfo gives each mount's path within its filesystem,
+ * which is then /rootfs, /etc and /sandbox-init rather than paths under
+ * the state directory and the install path.
+ */
+static void
+priv_host_files(const char *dir)
+{
+	char	 err[256];
+
+	daemon_mkdir(dir, 0755);
+	if (mount("mcpd", dir, "tmpfs", MS_NOSUID | MS_NODEV,
+	    "mode=0755,size=64m") == -1)
+		fatal("tmpfs on %s", dir);
+	if (image_host_prepare(dir, &host_image, err, sizeof(err)) == -1)
+		fatalx("host image: %s", err);
+	(void)str_fmt(init_copy, sizeof(init_copy), "%s/sandbox-init", dir);
+	if (priv_copy(pconf->sandbox_init, init_copy) == -1)
+		fatal("sandbox-init %s", pconf->sandbox_init);
+	if (mount(NULL, dir, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID |
+	    MS_NODEV, NULL) == -1)
+		fatal("remounting %s read-only", dir);
+}
+
 static void
 priv_setup(void)
 {
@@ -212,11 +363,11 @@ priv_setup(void)
 		fatal("making mounts private");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
+	priv_rlimits();
 	priv_runc_version();
-	if (cgroup_init(pconf->run_dir, path, sizeof(path)) == -1)
+	if (cgroup_helper_view(path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);
-	memsw = access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
-	    F_OK) == 0;
+	memsw = cgroup_swap();
 
 	(void)str_fmt(runc_root, sizeof(runc_root), "%s/%s", pconf->run_dir,
 	    SBX_RUNC_ROOT);
@@ -231,17 +382,15 @@ priv_setup(void)
 	/* runc mounts as the container's root: it must pass, not list. */
 	daemon_mkdir(path, 0711);
 
+	if (access(pconf->sandbox_init, X_OK) == -1)
+		fatal("sandbox-init %s", pconf->sandbox_init);
 	(void)str_fmt(path, sizeof(path), "%s/%s/%s", pconf->state_dir, SBX_IMAGES,
 	    HOST_IMAGE);
-	daemon_mkdir(path, 0755);
-	if (image_host_prepare(path, &host_image, err, sizeof(err)) == -1)
-		fatalx("host image: %s", err);
+	priv_host_files(path);
 	TAILQ_FOREACH(im, &pconf->images, entry)
 		if (im->type == IMAGE_ROOTFS &&
 		    image_rootfs_check(im->path, err, sizeof(err)) == -1)
 			fatalx("image \"%s\": %s", im->name, err);
-	if (access(pconf->sandbox_init, X_OK) == -1)
-		fatal("sandbox-init %s", pconf->sandbox_init);
 	/* Compiled once: runc would compile it for every container. */
 	if ((filter_memfd = bundle_filter(err, sizeof(err))) == -1)
 		fatalx("%s", err);
@@ -431,7 +580,7 @@ static void
 ctr_add(const char *id, pid_t pid)
 {
 	struct ctr	*c;
-	char		 path[64], buf[4096], want[128];
+	char		 path[64], buf[4096], want[PATH_MAX];
 	ssize_t		 n;
 	int		 fd, pidfd;
 
@@ -440,7 +589,7 @@ ctr_add(const char *id, pid_t pid)
 		return;
 	}
 	(void)str_fmt(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	(void)str_fmt(want, sizeof(want), ":/%s/%s\n", cgroup_parent(), id);
+	(void)cgroup_proc_match(id, want, sizeof(want));
 	n = -1;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
 		n = read(fd, buf, sizeof(buf) - 1);
@@ -562,7 +711,7 @@ net_start(struct pop *op)
 	}
 	n = xcalloc(1, sizeof(*n));
 	memcpy(n->id, op->id, sizeof(n->id));
-	if ((n->pid = fork()) == -1) {
+	if ((n->pid = fork_for_exec()) == -1) {
 		close(ready[0]);
 		close(ready[1]);
 		close(ex[0]);
@@ -753,7 +902,7 @@ pop_start(struct pop *op, int status)
 			return;
 		}
 		b.host = &host_image;
-		b.init = pconf->sandbox_init;
+		b.init = init_copy;
 		b.uid_base = base;
 		b.limits = &lim;
 		b.workspace = op->start.persistent ? op->ws : NULL;
@@ -802,6 +951,10 @@ pop_start(struct pop *op, int status)
 		}
 		op->initpid = pid;
 		ctr_add(op->id, pid);
+		if (cgroup_sandbox_settle(op->id, pid) == -1) {
+			pop_fail(op, "cannot settle the container's cgroups");
+			return;
+		}
 		if (op->start.network == NET_EGRESS) {
 			if (net_start(op) == -1)
 				pop_fail(op, "slirp4netns: %s", strerror(errno));
@@ -941,23 +1094,33 @@ pop_step(struct pop *op, int status)
 		pop_destroy(op, status);
 }
 
+/*
+ * Every child that ended is reaped before any operation steps on: a
+ * zombie of runc's own init stages, handed to us as their subreaper,
+ * keeps a new container's cgroup busy until then.
+ */
 static void
 priv_sigchld(evutil_socket_t sig, short events, void *arg)
 {
-	struct pop	*op;
+	struct pop	*op, *next;
 	pid_t		 pid;
-	int		 st, status;
+	int		 st;
 
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 		TAILQ_FOREACH(op, &pops, entry)
-			if (op->pid == pid)
+			if (op->pid == pid) {
+				op->pid = 0;
+				op->done = 1;
+				op->status = WIFEXITED(st) ? WEXITSTATUS(st) :
+				    128 + WTERMSIG(st);
 				break;
-		if (op == NULL)
-			continue;	/* a container's init, reaped */
-		op->pid = 0;
-		pop_step(op, status);
-	}
+			}
+	/* A container's init reaped is in no operation. */
+	TAILQ_FOREACH_SAFE(op, &pops, entry, next)
+		if (op->done) {
+			op->done = 0;
+			pop_step(op, op->status);
+		}
 }
 
 static void
@@ -1084,6 +1247,12 @@ priv_main(struct policy *conf, int fd, int debug)
 	pconf = conf;
 	log_init(debug ? LOG_DEST_JOURNAL : LOG_DEST_SYSLOG, log_getverbose(),
 	    "mcp-sandboxd[priv]");
+	/*
+	 * What the helper runs gets this environment alone.  systemd's
+	 * NOTIFY_SOCKET, for one, would have runc bind its own notify
+	 * socket into every container, and the container fail to start.
+	 */
+	environ = priv_env;
 	/* Ctrl-C reaches the whole group: the main process says when. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);

@@ -321,7 +321,7 @@ check_ref(struct job *job, const struct sbx_ref *ref, int want_sandbox,
 	 */
 	if (sandbox_id_valid(ref->id))
 		job->sb = sandbox_find(job->tenant->name, ref->id);
-	else if (policy_valid_name(ref->id))
+	else if (name_valid(ref->id))
 		job->sb = sandbox_find_name(job->tenant->name, ref->id);
 	if (job->sb == NULL)
 		return req_fail(code, err, len, SBX_E_NOTFOUND,
@@ -354,6 +354,35 @@ check_language(struct job *job, const char *name, uint32_t *code, char *err,
 	return 0;
 }
 
+/*
+ * Every job, detached ones included: a job waiting for auditd still names
+ * its sandbox, which a STOP may free meanwhile.
+ */
+static TAILQ_HEAD(, job)	 all_jobs = TAILQ_HEAD_INITIALIZER(all_jobs);
+
+/*
+ * The creates of job's tenant validated and not yet made (their intent on
+ * its way to auditd): each holds its place in the tenant's count, and its
+ * name, from its validation until create_acquire() makes its sandbox or
+ * the job ends, whatever ends it.  -1 when one holds job's name.
+ */
+static int
+create_pending(const struct job *job, uint32_t *n)
+{
+	const struct job	*o;
+
+	*n = 0;
+	TAILQ_FOREACH(o, &all_jobs, all) {
+		if (!o->reserved ||
+		    strcmp(o->tenant->name, job->tenant->name) != 0)
+			continue;
+		if (job->name[0] != '\0' && strcmp(o->name, job->name) == 0)
+			return -1;
+		(*n)++;
+	}
+	return 0;
+}
+
 static int
 parse_create(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
     size_t len)
@@ -361,7 +390,7 @@ parse_create(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	struct sbx_create	 r;
 	struct cursor		 cur;
 	struct sandbox		*sb;
-	uint32_t		 n = 0;
+	uint32_t		 n = 0, pending;
 
 	if (req_head(imsg, &r, sizeof(r), &cur) == -1)
 		return req_fail(code, err, len, SBX_E_INVALID,
@@ -376,7 +405,7 @@ parse_create(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 		return req_fail(code, err, len, SBX_E_INVALID,
 		    "malformed request");
 	job->nenv = r.envc;
-	if (r.name[0] != '\0' && !policy_valid_name(r.name))
+	if (r.name[0] != '\0' && !name_valid(r.name))
 		return req_fail(code, err, len, SBX_E_INVALID,
 		    "a sandbox name is letters, digits, '.', '_' and '-'");
 	/* Requests take an id or a name: an id-shaped one is never a name. */
@@ -398,9 +427,14 @@ parse_create(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 			return req_fail(code, err, len, SBX_E_INVALID,
 			    "a sandbox named \"%s\" exists", job->name);
 	}
-	if (n >= job->tenant->max_sandboxes)
+	if (create_pending(job, &pending) == -1)
+		return req_fail(code, err, len, SBX_E_INVALID,
+		    "a sandbox named \"%s\" is being created", job->name);
+	if (n + pending >= job->tenant->max_sandboxes)
 		return req_fail(code, err, len, SBX_E_DENIED,
-		    "the tenant has %u sandboxes, its most", n);
+		    "the tenant is at its limit of %u sandboxes (%u made, %u "
+		    "being made)", job->tenant->max_sandboxes, n, pending);
+	job->reserved = 1;
 	return 0;
 }
 
@@ -674,12 +708,6 @@ parse_images(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	job->images_flags = r.flags;
 	return 0;
 }
-
-/*
- * Every job, detached ones included: a job waiting for auditd still names
- * its sandbox, which a STOP may free meanwhile.
- */
-static TAILQ_HEAD(, job)	 all_jobs = TAILQ_HEAD_INITIALIZER(all_jobs);
 
 /* Done with the sandbox; its id stays, for the result's record. */
 void

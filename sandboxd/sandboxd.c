@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <sys/wait.h>
 
@@ -39,7 +40,10 @@
 #include "job.h"
 #include "sandboxd.h"
 
+/* Every uid's, any one uid's, and mcpd's and mcpctl's besides. */
 #define SANDBOXD_MAXCONNS	256
+#define SANDBOXD_MAXPERUID	16
+#define SANDBOXD_MAXRESERVED	32
 #define RELAY_TIMEOUT_MS	5000
 
 /* A ping from mcpd waiting for auditd's answer. */
@@ -134,6 +138,16 @@ sandboxd_allow(const struct ucred *uc, uint32_t role, char *why, size_t len,
 	    ROLE_BIT(ROLE_MCPD_STDIO) | ROLE_BIT(ROLE_MCPCTL), why, len);
 }
 
+/* mcpd's uid and root's (mcpctl): no tenant's uid can crowd them out. */
+static int
+sandboxd_reserved(const struct ucred *uc, void *arg)
+{
+	char	 why[128];
+
+	return acl_check(&sandboxd_acl, uc, ROLE_NONE, ROLE_BIT(ROLE_MCPD) |
+	    ROLE_BIT(ROLE_MCPCTL), why, sizeof(why)) == NULL;
+}
+
 static void
 sandboxd_up_mcpd(struct conn *c)
 {
@@ -190,6 +204,7 @@ static const struct conn_ops sandboxd_mcpd_ops = {
 	.up = sandboxd_up_mcpd,
 	.dispatch = sandboxd_dispatch_mcpd,
 	.down = sandboxd_down_mcpd,
+	.reserved = sandboxd_reserved,
 };
 
 /* auditd. */
@@ -473,8 +488,18 @@ main(int argc, char *argv[])
 		fatalx("libsodium initialisation failed");
 
 	daemon_detach(&sandboxd);
-	daemon_mkdir(conf->run_dir, 0755);
-	daemon_mkdir(conf->state_dir, 0755);
+	/*
+	 * What sandboxd makes is for the containers' uids to read: their
+	 * images, workspaces and cgroups (runc makes these with its umask).
+	 * Its own files, the state database, get their modes explicitly.
+	 */
+	umask(022);
+	/* The containers' uids pass through both, and others list neither. */
+	daemon_mkdir_own(conf->run_dir, 0711);
+	daemon_mkdir_own(conf->state_dir, 0711);
+	/* Under systemd, into a leaf of our group before the helper forks. */
+	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1)
+		fatalx("cgroups: %s", err);
 	pfd = sandboxd_fork_priv();
 	sandboxd.reload_who = POLICY_SANDBOXD;
 	sandboxd.reload_check = sandboxd_reload_check;
@@ -488,8 +513,6 @@ main(int argc, char *argv[])
 	TAILQ_INIT(&sbd->sandboxes);
 	pool_init();
 	sbd->slots = xcalloc(conf->uid_slots, 1);
-	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1)
-		fatalx("cgroups: %s", err);
 	if (str_fmt(path, sizeof(path), "%s/%s", conf->state_dir,
 	    SBX_STATE_DB) == -1 || state_open(path) == -1)
 		fatalx("cannot open the state database %s", path);
@@ -510,6 +533,8 @@ main(int argc, char *argv[])
 	set.self = ROLE_SANDBOXD;
 	set.maxframe = PROTO_MAX_FRAME;
 	set.maxconns = SANDBOXD_MAXCONNS;
+	set.maxperuid = SANDBOXD_MAXPERUID;
+	set.maxreserved = SANDBOXD_MAXRESERVED;
 	l = listener_new(sbd->base, fd, conf->sandbox_socket, &set,
 	    &sandboxd_mcpd_ops, NULL);
 	sbd->listener = l;

@@ -6,19 +6,26 @@
  * helper, forked before the main process confines itself, alone builds
  * bundles, runs runc and mounts workspaces (priv.c).
  *
- *	sandboxd.c	main, the clients, request validation
+ *	sandboxd.c	main, the clients
+ *	request.c	requests validated whole, before any is acted on
  *	job.c		requests in progress, step by step
  *	sandbox.c	sandbox objects, containers, the init channel
  *	exec.c		one process tree: pipes, cgroups, timeout, result
  *	fileop.c	file operations relayed to sandbox-init
  *	outlog.c	the output log of a persistent sandbox, in memory
  *	pool.c		warm containers for one-shot runs
- *	cgroup.c	per-exec cgroups: placement, kill, accounting
+ *	cgroup.c	per-exec cgroups: placement, kill, accounting, on
+ *	cgroup1.c,	the v1 hierarchies of a hybrid boot or the unified
+ *	cgroup2.c	v2 one (cgroup.h between them)
  *	state.c		the state database of persistent sandboxes
+ *	stored.c	the store's images, served beside the configuration's
+ *	probe.c		which languages an image can run
+ *	control.c	SERVER: what sandboxd is doing
  *	audit.c		intent and result records, and waiting for them
  *	priv.c		the privileged helper
- *	bundle.c,	OCI bundles from policy; the container's seccomp
- *	profile.c	profile; the host image (image.c)
+ *	bundle.c	OCI bundles from policy, with the container's seccomp
+ *			profile
+ *	image.c		the host image (common/imgtree.c keeps its trees)
  */
 #ifndef MCPD_SANDBOXD_H
 #define MCPD_SANDBOXD_H
@@ -107,6 +114,7 @@ struct sandbox {
 	struct outlog		 log;		/* persistent: exec output */
 	int			 pooled;	/* warm, waiting to be claimed */
 	int			 fresh;		/* its counters reset, unused */
+	int			 shared;	/* an exec ran in its own groups */
 };
 
 TAILQ_HEAD(sandboxq, sandbox);
@@ -259,6 +267,15 @@ void		 probe_free_all(void);
 /* cgroup.c */
 int		 cgroup_init(const char *, char *, size_t);
 const char	*cgroup_parent(void);
+const char	*cgroup_version(void);
+void		 cgroup_describe(char *, size_t);
+int		 cgroup_helper_view(char *, size_t);
+int		 cgroup_proc_match(const char *, char *, size_t);
+int		 cgroup_sandbox_settle(const char *, pid_t);
+int		 cgroup_resettable(void);
+int		 cgroup_swap(void);
+int		 cgroup_sampled(void);
+uint64_t	 cgroup_exec_memory(const char *, uint32_t);
 int		 cgroup_exec_create(const char *, uint32_t);
 int		 cgroup_exec_attach(const char *, uint32_t, pid_t);
 void		 cgroup_exec_kill(const char *, uint32_t, pid_t);

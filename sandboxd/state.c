@@ -28,6 +28,8 @@ static sqlite3	*db;
 static const char state_ddl[] =
 	"PRAGMA journal_mode=WAL;"
 	"PRAGMA synchronous=NORMAL;"
+	/* A stopped sandbox's environment is overwritten, not left free. */
+	"PRAGMA secure_delete=ON;"
 	"CREATE TABLE IF NOT EXISTS meta ("
 	"  key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;"
 	"CREATE TABLE IF NOT EXISTS sandboxes ("
@@ -49,8 +51,9 @@ static const char state_ddl[] =
 int
 state_open(const char *path)
 {
-	return (db = db_open(path, state_ddl, STATE_SCHEMA, 1000)) == NULL ?
-	    -1 : 0;
+	/* Root's alone: it holds the sandboxes' environments. */
+	return (db = db_open(path, state_ddl, STATE_SCHEMA, 1000, 0600)) ==
+	    NULL ? -1 : 0;
 }
 
 void

@@ -4,7 +4,7 @@
 # exactly what to install.  With -l, the list is printed and nothing done
 # (tests/vm/lib/machine.sh puts the run set into the VM test's guest).
 #
-#	sh scripts/deps.sh [-l] build|run|check|fuzz
+#	sh scripts/deps.sh [-l] build|run|check|fuzz|languages
 set -eu
 list=
 if [ "${1:-}" = -l ]; then
@@ -20,16 +20,21 @@ libseccomp-dev libcap-ng-dev libsodium-dev"
 # (debootstrap, skopeo, umoci).
 run="$build runc e2fsprogs slirp4netns python3 nodejs debootstrap skopeo
 umoci"
+# What the host image needs for every language of the built-in table
+# (policy/policy.c), in its order: python3 and nodejs, node-typescript
+# (tsc), dash and bash, gcc and g++, golang-go, rustc, a JDK (javac),
+# ruby, perl, php-cli.  make run offers those installed and names the
+# rest; make languages installs them.  A server needs only those it
+# offers.
+languages="python3 nodejs node-typescript dash bash gcc g++ golang-go rustc
+default-jdk-headless ruby perl php-cli"
 # The tests also drive gdb, sqlite3, mandoc, ps, losetup, ip and curl, and npm
 # installs the interop tests' clients (tests/package.json) into
 # tests/node_modules.  tests/integration/languages.sh runs every language
-# of the built-in table on the host image, so its compilers and runtimes
-# are here too, with matplotlib for a plot that comes back as a picture; a
-# server needs only those it offers.  tests/security/lockdown.sh scores
-# and checks the units with systemd-analyze (systemd), whether or not
-# systemd runs the machine.
-langs="g++ golang-go rustc default-jdk-headless ruby php-cli perl
-node-typescript python3-matplotlib python3-pip"
+# of the built-in table on the host image, so all of them are here, with
+# matplotlib for a plot that comes back as a picture.
+# tests/security/lockdown.sh scores and checks the units with
+# systemd-analyze (systemd), whether or not systemd runs the machine.
 # tests/vm/vm.sh boots a Debian guest in QEMU (virtiofsd comes with
 # qemu-system-x86 on Debian 12, in a package of its own from Debian 13).
 vm="qemu-system-x86 qemu-utils"
@@ -37,7 +42,7 @@ if apt-cache show virtiofsd > /dev/null 2>&1; then
 	vm="$vm virtiofsd"
 fi
 check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm systemd
-$langs $vm"
+$languages python3-matplotlib python3-pip $vm"
 # make fuzz alone: clang, and libFuzzer from compiler-rt.
 fuzz="$build clang libclang-rt-dev"
 
@@ -46,7 +51,8 @@ build)	want=$build ;;
 run)	want=$run ;;
 check)	want=$check ;;
 fuzz)	want=$fuzz ;;
-*)	echo "usage: $0 [-l] build|run|check|fuzz" >&2; exit 2 ;;
+languages) want=$languages ;;
+*)	echo "usage: $0 [-l] build|run|check|fuzz|languages" >&2; exit 2 ;;
 esac
 if [ -n "$list" ]; then
 	echo $want
@@ -71,6 +77,7 @@ provided() {
 
 missing=
 for p in $want; do
+	case " $missing " in *" $p "*) continue ;; esac
 	provided "$p" && continue
 	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	case "$s" in
@@ -78,7 +85,12 @@ for p in $want; do
 	*) missing="$missing $p" ;;
 	esac
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	[ "${1:-}" = languages ] &&
+	    echo "deps: nothing is missing: the packages of every language" \
+	    "are installed" >&2
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps: missing packages:$missing" >&2
@@ -93,3 +105,7 @@ if ! apt-get install -y -q --no-install-recommends $missing >&2; then
 	apt-get update -q >&2
 	apt-get install -y -q --no-install-recommends $missing >&2
 fi
+[ "${1:-}" = languages ] &&
+    echo "deps: installed; a make run already started offers them once" \
+    "started again" >&2
+exit 0

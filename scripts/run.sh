@@ -19,7 +19,10 @@ esac
 
 umask 022
 mkdir -p "$RUN" "$RUN/state"
-chmod 0755 "$RUN"
+# As /run/mcpd and /var/lib/mcpd: _mcpd, _mcpaudit, stdio clients and
+# the sandboxes' uids pass through, to the sockets, the audit log and
+# the images; only root lists them.
+chmod 0711 "$RUN" "$RUN/state"
 
 if [ "$(id -u)" -eq 0 ]; then
 	# The users the packaged suite runs as (systemd/sysusers.conf).
@@ -121,6 +124,73 @@ run: the audit log: $B/mcpctl -f $RUN/mcpd.conf audit tail -f
 run:   (and audit verify, list, show, export)
 run: Ctrl-C stops them.
 MSG
+
+# Which languages of the table the host image runs, asked the way a client
+# asks (list_languages, through a pipe into mcpd --stdio) once the suite
+# is up (/healthz), and the one command that adds the rest.
+suite_healthy() {
+	python3 - "$PORT" $pids <<'PY'
+import os, sys, time, urllib.request
+get = urllib.request.build_opener(urllib.request.ProxyHandler({})).open
+url = "http://127.0.0.1:%s/healthz" % sys.argv[1]
+for _ in range(60):
+    try:
+        if get(url, timeout=2).status == 200:
+            sys.exit(0)
+    except OSError:
+        pass
+    try:
+        for pid in sys.argv[2:]:
+            os.kill(int(pid), 0)
+    except OSError:
+        sys.exit(1)     # a daemon ended: wait -n below says so
+    time.sleep(0.5)
+sys.exit("run: the suite is not healthy after 30 s (see /healthz)")
+PY
+}
+list_languages() {
+	echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{' \
+	    '"protocolVersion":"2025-06-18","capabilities":{},' \
+	    '"clientInfo":{"name":"make-run","version":"1"}}}'
+	echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+	echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{' \
+	    '"name":"list_languages","arguments":{}}}'
+}
+say_languages() {	# say_languages "COMMAND THAT ADDS THE REST" < answers
+	python3 -c '
+import json, sys
+res = {}
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+        if m.get("id") == 2:
+            res = m["result"]["structuredContent"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        pass
+langs = res.get("languages")
+host = [i for i in res.get("images", []) if i.get("name") == "host"]
+if not isinstance(langs, list) or not host:
+    sys.exit("run: mcpd --stdio did not list its languages")
+if host[0].get("probe_error"):
+    sys.exit("run: the languages of the host image are not known: "
+             + host[0]["probe_error"])
+have = [l["name"] for l in langs
+        if any(i["image"] == "host" for i in l["images"])]
+lack = [l["name"] for l in langs if l["name"] not in have]
+count = "%d of" % len(have) if lack else "all"
+print("run: languages on the host image, %s %d: %s"
+      % (count, len(langs), ", ".join(have) or "none"))
+if lack:
+    print("run: not installed: %s; add them with: %s, then make run again"
+          % (", ".join(lack), sys.argv[1]))
+' "$1"
+}
+if [ "$(id -u)" -eq 0 ]; then add="make languages"
+else add="sudo make languages"; fi
+if suite_healthy; then
+	list_languages | timeout --foreground 120 "$B/mcpd" --stdio \
+	    -f "$RUN/mcpd.conf" 2>/dev/null | say_languages "$add" >&2 || :
+fi
 
 # If any daemon ends, stop the others rather than limp on.  Ctrl-C
 # reaches the daemons too, and they exit 0.

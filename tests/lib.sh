@@ -39,13 +39,12 @@ done_testing() {
 	[ "$tap_failed" -eq 0 ]
 }
 
-# wait_for SECONDS COMMAND...: retry the command every 0.05 s, SECONDS
-# times 20 times WAIT_SCALE tries at most (in the VM test the guest runs
-# under emulation, where a wait takes longer).
+# wait_for SECONDS COMMAND...: retry the command every 0.05 s, for
+# SECONDS times TIME_SCALE (an emulated guest is ten times slower).
 wait_for() {
 	local limit=$1 i
 	shift
-	for ((i = 0; i < limit * 20 * ${WAIT_SCALE:-1}; i++)); do
+	for ((i = 0; i < limit * 20 * ${TIME_SCALE:-1}; i++)); do
 		"$@" && return 0
 		sleep 0.05
 	done
@@ -157,6 +156,78 @@ cg_parent() {	# cg_parent RUN_DIR
 	echo "mcpd-$(printf %s "$1" | sha256sum | cut -c1-8)"
 }
 
+# The host's cgroups: the unified v2 hierarchy, or the v1 ones of a
+# hybrid boot.  sandboxd run by a test is no systemd unit: its groups are
+# at the top of the hierarchy, /sys/fs/cgroup[/CTRL]/<parent>/<id>.
+cg_unified() {
+	[ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]
+}
+
+cg_ls() {	# cg_ls REL: a group's directories, in every hierarchy
+	if cg_unified; then
+		ls -d /sys/fs/cgroup/$1 2>/dev/null
+	else
+		ls -d /sys/fs/cgroup/*/$1 2>/dev/null
+	fi
+}
+
+# cg_procs REL: how many processes a container's groups hold, its
+# init's and its execs' included.
+cg_procs() {
+	if cg_unified; then
+		cat /sys/fs/cgroup/$1/cgroup.procs \
+		    /sys/fs/cgroup/$1/*/cgroup.procs 2>/dev/null | wc -l
+	else
+		cat /sys/fs/cgroup/freezer/$1/cgroup.procs \
+		    /sys/fs/cgroup/freezer/$1/x*/cgroup.procs 2>/dev/null | wc -l
+	fi
+}
+
+# cg_limit REL memory|cpu|pids: a container's limit as the kernel holds
+# it, in bytes, microseconds of CPU per 100 ms, or processes.
+cg_limit() {
+	local d=/sys/fs/cgroup
+	if cg_unified; then
+		case $2 in
+		memory)	cat $d/$1/memory.max ;;
+		cpu)	cut -d' ' -f1 $d/$1/cpu.max ;;
+		pids)	cat $d/$1/pids.max ;;
+		esac
+	else
+		case $2 in
+		memory)	cat $d/memory/$1/memory.limit_in_bytes ;;
+		cpu)	cat $d/cpu/$1/cpu.cfs_quota_us ;;
+		pids)	cat $d/pids/$1/pids.max ;;
+		esac
+	fi 2>/dev/null
+}
+
+# cg_freeze REL: freeze a container's group; cg_frozen REL: it is.
+cg_freeze() {
+	if cg_unified; then
+		echo 1 > /sys/fs/cgroup/$1/cgroup.freeze
+	else
+		echo FROZEN > /sys/fs/cgroup/freezer/$1/freezer.state
+	fi
+}
+
+cg_frozen() {
+	if cg_unified; then
+		grep -qx 'frozen 1' /sys/fs/cgroup/$1/cgroup.events
+	else
+		grep -q FROZEN /sys/fs/cgroup/freezer/$1/freezer.state
+	fi 2>/dev/null
+}
+
+# cg_container PARENT PID: the container a process is in, by its groups.
+cg_container() {
+	if cg_unified; then
+		sed -n "s|^0::/$1/\([0-9a-f]*\).*|\1|p" /proc/$2/cgroup
+	else
+		sed -n "s|.*:freezer:/$1/\([0-9a-f]*\).*|\1|p" /proc/$2/cgroup
+	fi 2>/dev/null
+}
+
 # The warm pool's containers that sandboxd (logging to LOG with -v) has
 # started and neither given to a run nor seen end: what a test may find
 # left idle.
@@ -179,8 +250,25 @@ start() {	# start NAME
 	local bin=$1
 	[ "$1" != mcpd ] && bin=mcp-$1
 	"$B/$bin" -d -v -f "$CONF" >> "$T/$1.log" 2>&1 &
+	started "$1"
+}
+
+# started NAME: the last command put in the background ($!) is PID[NAME],
+# once it runs its program.  Until its exec it is a copy of this shell,
+# with the handlers that an EXIT trap (every script has one) installs for
+# SIGTERM, SIGHUP and SIGINT: a signal sent to it then runs the trap in
+# the copy (killing the daemons and removing $T), or, once the copy has
+# looked for signals for the last time, is forgotten by the exec, and the
+# program runs on, deaf to the stop already sent (bash 5.2).
+started() {
+	local i
 	PID[$1]=$!
-	return 0
+	for ((i = 0; i < 1000; i++)); do
+		[ "/proc/${PID[$1]}/exe" -ef "/proc/$$/exe" ] || return 0
+		((i < 500)) || sleep 0.01
+	done
+	diag "$1 (pid ${PID[$1]}) is not past its exec after 5 s"
+	return 1
 }
 
 # A TCP port free on 127.0.0.1 a moment ago.
@@ -196,13 +284,82 @@ wait_sandboxd() {
 	    wait_log "$T/sandboxd.log" "connected to auditd ("
 }
 
-stop() {	# stop NAME: SIGTERM, wait, return its exit status
-	local p=${PID[$1]} rc
-	kill -TERM "$p" 2>/dev/null
+# auditd, sandboxd and the HTTP mcpd (on one socket), each checked ready
+# and connected.
+start_suite() {
+	start auditd
+	start sandboxd
+	wait_sandboxd
+	start mcpd
+	check "mcpd is ready" \
+	    wait_log "$T/mcpd.log" "ready: serving MCP on 1 socket"
+	check "mcpd is connected to auditd and sandboxd" \
+	    eval 'wait_log "$T/mcpd.log" "connected to auditd" &&
+	    wait_log "$T/mcpd.log" "connected to sandboxd ("'
+}
+
+# pid_gone PID: the child has ended (a zombie not yet reaped counts).
+pid_gone() {
+	local st
+	kill -0 "$1" 2>/dev/null || return 0
+	read -r st 2>/dev/null < "/proc/$1/stat" || return 0
+	st=${st##*) }
+	[ "${st%% *}" = Z ]
+}
+
+# sig_names MASK: the signals in a hexadecimal mask of /proc/PID/status.
+sig_names() {
+	local m=$((16#$1)) i out=
+	for ((i = 1; i <= 64; i++)); do
+		((m >> (i - 1) & 1)) && out="$out $(kill -l $i 2>/dev/null || echo $i)"
+	done
+	echo "${out# }"
+}
+
+# proc_state PID [LOG]: what a process that will not end is doing, as
+# TAP diagnostics: its state, wait channel and signals (pending, blocked,
+# ignored, caught), its children's, and the tail of its log.
+proc_state() {
+	local p k v
+	for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		diag "pid $p ($(cat /proc/$p/comm 2>/dev/null)):" \
+		    "wchan $(cat /proc/$p/wchan 2>/dev/null)"
+		while read -r k v; do
+			case $k in
+			State:) diag "  $k $v" ;;
+			SigPnd:|ShdPnd:|SigBlk:|SigIgn:|SigCgt:)
+				diag "  $k $v ($(sig_names "$v"))" ;;
+			esac
+		done 2>/dev/null < "/proc/$p/status"
+	done
+	[ -n "${2:-}" ] && diag_file "$2"
+}
+
+# reap NAME [WHAT]: its exit status once it ends.  One that has not
+# ended within STOP_WAIT seconds (default 20) of WHAT is a failed test:
+# it is shown (proc_state) and killed, and a lost signal costs seconds
+# and says why, not the whole test's time limit.
+reap() {
+	local p=${PID[$1]} rc i limit=${STOP_WAIT:-20}
+	for ((i = 0; i < limit * 100; i++)); do
+		pid_gone "$p" && break
+		sleep 0.01
+	done
+	if ! pid_gone "$p"; then
+		not_ok "$1 (pid $p) ends within $limit s${2:+ of $2}"
+		proc_state "$p" "${T:-}/$1.log"
+		kill -KILL "$p" 2>/dev/null
+	fi
 	wait "$p"
 	rc=$?
 	unset "PID[$1]"
 	return $rc
+}
+
+# stop NAME [SIGNAL]: SIGTERM (or SIGNAL), then reap.
+stop() {
+	kill -"${2:-TERM}" "${PID[$1]}" 2>/dev/null
+	reap "$1" "SIG${2:-TERM}"
 }
 
 alive() {
@@ -228,7 +385,8 @@ relay_tap() {	# relay_tap FILE [STATUS]: a client script's TAP, renumbered
 
 suite_end() {	# the suite stops cleanly, leaving no process or report
 	local f
-	check "no sandbox process is left" wait_for 10 test -z "$(sandbox_pids)"
+	check "no sandbox process is left" \
+	    wait_for 10 eval '[ -z "$(sandbox_pids)" ]'
 	check "sandboxd stops cleanly" stop sandboxd
 	check "auditd stops cleanly" stop auditd
 	for f in "$T"/*.log; do

@@ -101,7 +101,7 @@ token_new(struct mcpctl *ctx, int argc, char **argv)
 	cmd_operands("new", &argc, &argv, 0, 1);
 	memset(&t, 0, sizeof(t));
 	if (argc == 1) {
-		if (!policy_valid_name(argv[0])) {
+		if (!name_valid(argv[0])) {
 			warnx("\"%s\": not a tenant name", argv[0]);
 			usage_cmd("new");
 		}

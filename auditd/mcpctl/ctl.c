@@ -277,7 +277,8 @@ ctl_sandbox_list(struct mcpctl *ctx, int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (tenant == NULL || strcmp(v[i].tenant, tenant) == 0)
 			v[k++] = v[i];
-	qsort(v, k, sizeof(*v), cmp_info);
+	if (k > 0)	/* none: v is NULL, which qsort may not be given */
+		qsort(v, k, sizeof(*v), cmp_info);
 	ctx->out->sandbox_list(v, k);
 	free(v);
 	return 0;

@@ -23,9 +23,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "imgtree.h"
 #include "mcpctl.h"
 #include "util.h"
-#include "../../sandboxd/image.h"
 
 #define DEFAULT_MIRROR	"http://deb.debian.org/debian"
 #define OS_RELEASE	"/etc/os-release"

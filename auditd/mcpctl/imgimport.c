@@ -21,9 +21,9 @@
 
 #include <jansson.h>
 
+#include "imgtree.h"
 #include "mcpctl.h"
 #include "util.h"
-#include "../../sandboxd/image.h"
 
 #define INDEX_MAX	(1 << 20)	/* bytes of an index.json */
 #define REF_KEY		"org.opencontainers.image.ref.name"

@@ -25,9 +25,9 @@
 
 #include <sodium.h>
 
+#include "imgtree.h"
 #include "mcpctl.h"
 #include "util.h"
-#include "../../sandboxd/image.h"
 
 #define IMGW_TMP	".tmp-"		/* a name being written */
 

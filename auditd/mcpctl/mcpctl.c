@@ -37,6 +37,7 @@ struct cmd {
 
 static const struct cmd audit_cmds[] = {
 	{ "verify",	audit_verify,	"[-q] [-c size:root] [-k pubkey]", 0 },
+	{ "anchor",	audit_anchor,	"[-c size:root] [-k pubkey]", 0 },
 	{ "list",	audit_list,	"[-n count] [filter ...]", 1 },
 	{ "show",	audit_show,	"seq", 0 },
 	{ "tail",	audit_tail,	"[-f] [-n count] [filter ...]", 1 },
@@ -217,6 +218,9 @@ main(int argc, char *argv[])
 	char			*name;
 	int			 ch, rv, fail;
 
+	/* tail -f and image build wait on SIGTERM: a mask left would hide it. */
+	if (sigmask_clear() == -1)
+		err(EXIT_ERROR, "sigprocmask");
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.out = &text_output;
 	ctx.conffile = MCPD_CONF;
@@ -253,8 +257,8 @@ main(int argc, char *argv[])
 		usage();
 	}
 	/* verify's failures are 2: 1 means tampering was found. */
-	fail = c->fn == audit_verify || c->fn == image_verify ?
-	    EXIT_UNVERIFIED : EXIT_ERROR;
+	fail = c->fn == audit_verify || c->fn == audit_anchor ||
+	    c->fn == image_verify ? EXIT_UNVERIFIED : EXIT_ERROR;
 	if (sodium_init() == -1)
 		errx(fail, "cannot initialize libsodium");
 	/* getopt(3) names the command in its messages. */

@@ -29,6 +29,7 @@
 #define EXIT_USAGE		2
 #define EXIT_TAMPERED		1	/* verify */
 #define EXIT_UNVERIFIED		2	/* verify */
+#define EXIT_UNANCHORED		3	/* verify: whole, but no -c given */
 
 struct policy;
 struct output;
@@ -84,12 +85,19 @@ struct filter {
 
 /* The outcome of a verification. */
 struct verify_result {
-	/* 0, EXIT_TAMPERED or EXIT_UNVERIFIED */
+	/* 0, EXIT_TAMPERED, EXIT_UNVERIFIED or EXIT_UNANCHORED */
 	int			 status;
 	uint64_t		 records;	/* verified */
+	int64_t			 last_time;	/* the last record's, ns */
+	uint8_t			 root[AUDIT_HASH_LEN];	/* of them all */
 	uint64_t		 checkpoints;	/* verified, -c included */
 	int			 has_last_checkpoint;
 	uint64_t		 last_checkpoint;
+	int64_t			 last_checkpoint_time;
+	int			 anchored;	/* by a -c that verified */
+	uint64_t		 anchor;	/* the largest such size */
+	int			 anchor_has_time;
+	int64_t			 anchor_time;
 	char			 (*keys)[AUDIT_KEYID_LEN + 1];	/* signers */
 	size_t			 nkeys;
 	int			 has_bad;
@@ -156,6 +164,7 @@ struct output {
 	void	(*stream_record)(const struct record *);
 	void	(*show)(const struct record *);
 	void	(*verify)(const struct verify_result *);
+	void	(*anchor)(const struct verify_result *);
 	void	(*keygen)(const struct keygen_result *);
 	void	(*image_list)(const struct imgstore_image *, size_t);
 	void	(*image_added)(const struct imgstore_image *);
@@ -248,6 +257,7 @@ int	 audit_keygen(struct mcpctl *, int, char **);
 
 /* verify.c */
 int	 audit_verify(struct mcpctl *, int, char **);
+int	 audit_anchor(struct mcpctl *, int, char **);
 
 /* auditdb.c */
 int	 auditdb_open(struct auditdb *, const char *, char *, size_t);

@@ -197,6 +197,42 @@ text_show(const struct record *r)
 	hexfield("sig", r->sig, sizeof(r->sig));
 }
 
+/* When the log ends and its last checkpoint was made, and its anchor. */
+static void
+text_verify_ends(const struct verify_result *res)
+{
+	char	 t[64];
+
+	if (res->records > 0) {
+		time_format(res->last_time, 3, t, sizeof(t));
+		printf("last record %llu at %s", (unsigned long long)
+		    res->records, t);
+	} else
+		printf("no record");
+	if (res->has_last_checkpoint) {
+		time_format(res->last_checkpoint_time, 3, t, sizeof(t));
+		printf("; last checkpoint %llu at %s\n", (unsigned long long)
+		    res->last_checkpoint, t);
+	} else
+		printf("; no checkpoint\n");
+	if (!res->anchored) {
+		printf("NOT ANCHORED: no checkpoint kept elsewhere was given "
+		    "with -c\n");
+		return;
+	}
+	printf("anchored by the checkpoint given with -c for records 1..%llu",
+	    (unsigned long long)res->anchor);
+	if (res->anchor_has_time) {
+		time_format(res->anchor_time, 3, t, sizeof(t));
+		printf(", made %s", t);
+	}
+	if (res->anchor < res->records)
+		printf("; records %llu..%llu are newer than it",
+		    (unsigned long long)res->anchor + 1,
+		    (unsigned long long)res->records);
+	printf("\n");
+}
+
 static void
 text_verify(const struct verify_result *res)
 {
@@ -210,7 +246,7 @@ text_verify(const struct verify_result *res)
 		    (unsigned long long)res->checkpoints);
 		return;
 	}
-	if (res->status != 0)
+	if (res->status != 0 && res->status != EXIT_UNANCHORED)
 		return;
 	printf("verified %llu record%s, %llu checkpoint%s, key%s",
 	    (unsigned long long)res->records, res->records == 1 ? "" : "s",
@@ -225,6 +261,18 @@ text_verify(const struct verify_result *res)
 		    (unsigned long long)res->last_checkpoint);
 	else
 		printf("; no checkpoint\n");
+	text_verify_ends(res);
+}
+
+/* SIZE:ROOT, which verify -c takes, then the last record's time. */
+static void
+text_anchor(const struct verify_result *res)
+{
+	char	 hex[AUDIT_HASH_LEN * 2 + 1], t[64];
+
+	audit_hex(res->root, sizeof(res->root), hex);
+	time_format(res->last_time, 3, t, sizeof(t));
+	printf("%llu:%s %s\n", (unsigned long long)res->records, hex, t);
 }
 
 static void
@@ -496,6 +544,7 @@ const struct output text_output = {
 	.stream_record = text_record,
 	.show = text_show,
 	.verify = text_verify,
+	.anchor = text_anchor,
 	.keygen = text_keygen,
 	.image_list = text_image_list,
 	.image_added = text_image_added,

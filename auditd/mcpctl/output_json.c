@@ -68,6 +68,16 @@ json_body(const struct record *r)
 	return o;
 }
 
+/* A time as ISO 8601 in UTC, to the nanosecond. */
+static json_t *
+jtime(int64_t ns)
+{
+	char	 t[64];
+
+	time_format(ns, 9, t, sizeof(t));
+	return json_string(t);
+}
+
 static json_t *
 json_record(const struct record *r)
 {
@@ -148,11 +158,19 @@ json_verify(const struct verify_result *res)
 		if (json_array_append_new(keys, json_string(res->keys[i])) ==
 		    -1)
 			errx(EXIT_ERROR, "out of memory");
-	set(o, "ok", json_boolean(res->status == 0));
+	set(o, "ok", json_boolean(res->status == 0 ||
+	    res->status == EXIT_UNANCHORED));
 	set(o, "records", json_integer((json_int_t)res->records));
+	set(o, "last_record_time", res->records > 0 && res->status !=
+	    EXIT_UNVERIFIED ? jtime(res->last_time) : json_null());
 	set(o, "checkpoints", json_integer((json_int_t)res->checkpoints));
 	set(o, "last_checkpoint", res->has_last_checkpoint ?
 	    json_integer((json_int_t)res->last_checkpoint) : json_null());
+	set(o, "last_checkpoint_time", res->has_last_checkpoint ?
+	    jtime(res->last_checkpoint_time) : json_null());
+	set(o, "anchored", json_boolean(res->anchored));
+	set(o, "anchor", res->anchored ? json_integer((json_int_t)res->anchor) :
+	    json_null());
 	set(o, "keys", keys);
 	set(o, "first_bad_seq", res->has_bad ? json_integer(res->first_bad) :
 	    json_null());
@@ -161,6 +179,22 @@ json_verify(const struct verify_result *res)
 	set(o, "error", res->status != 0 ? jstr(res->error,
 	    strlen(res->error)) : json_null());
 	emit(o, JSON_INDENT(2));
+}
+
+static void
+json_anchor(const struct verify_result *res)
+{
+	json_t	*o = json_object();
+	char	 hex[AUDIT_HASH_LEN * 2 + 1], *a;
+
+	audit_hex(res->root, sizeof(res->root), hex);
+	xasprintf(&a, "%llu:%s", (unsigned long long)res->records, hex);
+	set(o, "anchor", json_string(a));
+	set(o, "size", json_integer((json_int_t)res->records));
+	set(o, "root", json_string(hex));
+	set(o, "last_record_time", jtime(res->last_time));
+	emit(o, JSON_INDENT(2));
+	free(a);
 }
 
 static void
@@ -422,6 +456,7 @@ const struct output json_output = {
 	.stream_record = json_stream_record,
 	.show = json_show,
 	.verify = json_verify,
+	.anchor = json_anchor,
 	.keygen = json_keygen,
 	.image_list = json_image_list,
 	.image_added = json_image_added,

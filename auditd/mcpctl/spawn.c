@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "mcpctl.h"
+#include "util.h"
 
 #define SPAWN_PATH	"/usr/sbin:/usr/bin:/sbin:/bin"
 #define SPAWN_REAP_MS	2000	/* for the group's last processes to go */
@@ -36,6 +37,23 @@ static void
 spawn_onsignal(int sig)
 {
 	spawn_quit = sig;
+}
+
+/* Only to end sigsuspend() when the tool ends. */
+static void
+spawn_onchild(int sig)
+{
+}
+
+/* What spawn() waits for: a stop signal or a child's end. */
+static void
+spawn_waitset(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGCHLD);
 }
 
 /*
@@ -50,10 +68,14 @@ spawn_signals(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = spawn_onsignal;
 	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: waitpid() must return to pass the signal on. */
 	if (sigaction(SIGINT, &sa, NULL) == -1 ||
 	    sigaction(SIGTERM, &sa, NULL) == -1 ||
 	    sigaction(SIGHUP, &sa, NULL) == -1)
+		err(EXIT_ERROR, "sigaction");
+	/* An orphan's end must not break off a read elsewhere. */
+	sa.sa_handler = spawn_onchild;
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGCHLD, &sa, NULL) == -1)
 		err(EXIT_ERROR, "sigaction");
 	/* A tool's orphans become ours, for spawn_reap() to wait for. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
@@ -84,9 +106,6 @@ spawn_child(const char *const argv[], const char *tmpdir)
 {
 	int	 fd;
 
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
 	(void)setpgid(0, 0);
 	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (unshare(CLONE_NEWNS) == -1 ||
@@ -119,12 +138,21 @@ spawn_child(const char *const argv[], const char *tmpdir)
 int
 spawn(const char *const argv[], const char *tmpdir)
 {
-	pid_t	 pid;
-	int	 status, sent = 0;
+	sigset_t	 set, old;
+	pid_t		 pid, r;
+	int		 status, sent = 0;
 
 	fflush(stdout);
 	fflush(stderr);
-	if ((pid = fork()) == -1)
+	/*
+	 * Held back between the look at spawn_quit and the wait, which
+	 * sigsuspend() joins: a signal in between would otherwise be seen
+	 * only when the tool ended on its own.
+	 */
+	spawn_waitset(&set);
+	if (sigprocmask(SIG_BLOCK, &set, &old) == -1)
+		err(EXIT_ERROR, "sigprocmask");
+	if ((pid = fork_for_exec()) == -1)
 		err(EXIT_ERROR, "fork");
 	if (pid == 0)
 		spawn_child(argv, tmpdir);
@@ -134,11 +162,13 @@ spawn(const char *const argv[], const char *tmpdir)
 			(void)kill(-pid, SIGTERM);
 			sent = 1;
 		}
-		if (waitpid(pid, &status, 0) != -1)
+		if ((r = waitpid(pid, &status, WNOHANG)) == pid)
 			break;
-		if (errno != EINTR)
+		if (r == -1 && errno != EINTR)
 			err(EXIT_ERROR, "waitpid");
+		sigsuspend(&old);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	spawn_reap(pid);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);

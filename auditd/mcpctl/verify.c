@@ -4,6 +4,12 @@
  * against the chain so far, and the walk stops at the first bad one.
  * When a record breaks the chain, its neighbours say how: a copy,
  * another record's content, or a record the next one skips over.
+ *
+ * Records cut from the end together with the checkpoints past them leave
+ * a database that holds together: only a checkpoint kept elsewhere (-c)
+ * tells.  A log that verifies with none is not anchored, and says so.
+ * mcpctl audit anchor verifies the same way, then prints the checkpoint
+ * of every record, for the admin to keep elsewhere.
  */
 #include <sys/types.h>
 
@@ -38,6 +44,7 @@ struct checkpoint {
 	uint8_t		 sig[AUDIT_SIG_LEN];
 	int		 sizes_ok;
 	int		 given;		/* by -c: a root alone */
+	int		 has_time;	/* given with its time */
 };
 
 struct verify {
@@ -180,24 +187,73 @@ cp_add(struct verify *v, const struct checkpoint *cp)
 	v->cps[v->ncps++] = *cp;
 }
 
-/* "SIZE:ROOTHEX", as a checkpoint line of the log gives them. */
+/* The word at p, up to a blank or stop, into buf; -1 if it does not fit. */
+static int
+cp_word(const char *p, int stop, char *buf, size_t len)
+{
+	size_t	 n;
+
+	for (n = 0; p[n] != '\0' && p[n] != stop && p[n] != ' ' &&
+	    p[n] != '\t' && p[n] != '\n'; n++)
+		;
+	if (n >= len)
+		return -1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The value of "key=" in a line of words, or NULL. */
+static const char *
+cp_field(const char *line, const char *key)
+{
+	const char	*p = line;
+	size_t		 n = strlen(key);
+
+	while ((p = strstr(p, key)) != NULL) {
+		if ((p == line || p[-1] == ' ' || p[-1] == '\t') &&
+		    p[n] == '=')
+			return p + n + 1;
+		p += n;
+	}
+	return NULL;
+}
+
+/*
+ * A checkpoint kept elsewhere: "SIZE:ROOT" as mcpctl audit anchor prints
+ * it (what follows a blank is ignored), or a checkpoint line of
+ * mcp-auditd's log as it is, "... size=N root=HEX time=NS ...".
+ */
 static int
 cp_parse(const char *arg, struct checkpoint *cp)
 {
-	const char	*colon;
-	char		 num[32];
-	uint64_t	 size;
+	const char	*size, *root, *t;
+	char		 num[32], hex[AUDIT_HASH_LEN * 2 + 2];
+	uint64_t	 n, tn;
 
 	memset(cp, 0, sizeof(*cp));
-	if ((colon = strchr(arg, ':')) == NULL ||
-	    (size_t)(colon - arg) >= sizeof(num))
+	if ((size = cp_field(arg, "size")) != NULL) {
+		if ((root = cp_field(arg, "root")) == NULL)
+			return -1;
+		if ((t = cp_field(arg, "time")) != NULL) {
+			if (cp_word(t, ' ', num, sizeof(num)) == -1 ||
+			    str_to_u64(num, 0, INT64_MAX, &tn) != NULL)
+				return -1;
+			cp->time = (int64_t)tn;
+			cp->has_time = 1;
+		}
+	} else {
+		size = arg + strspn(arg, " \t\n");
+		if ((root = strchr(size, ':')) == NULL)
+			return -1;
+		root++;
+	}
+	if (cp_word(size, ':', num, sizeof(num)) == -1 ||
+	    cp_word(root, ' ', hex, sizeof(hex)) == -1 ||
+	    str_to_u64(num, 1, INT64_MAX, &n) != NULL ||
+	    audit_unhex(hex, cp->root, sizeof(cp->root)) == -1)
 		return -1;
-	memcpy(num, arg, (size_t)(colon - arg));
-	num[colon - arg] = '\0';
-	if (str_to_u64(num, 0, INT64_MAX, &size) != NULL ||
-	    audit_unhex(colon + 1, cp->root, sizeof(cp->root)) == -1)
-		return -1;
-	cp->size = (int64_t)size;
+	cp->size = (int64_t)n;
 	cp->given = 1;
 	return 0;
 }
@@ -274,6 +330,13 @@ cp_check(struct verify *v, const struct checkpoint *cp,
 	if (!cp->given) {
 		v->res->has_last_checkpoint = 1;
 		v->res->last_checkpoint = (uint64_t)cp->size;
+		v->res->last_checkpoint_time = cp->time;
+	} else if (!v->res->anchored ||
+	    (uint64_t)cp->size >= v->res->anchor) {
+		v->res->anchored = 1;
+		v->res->anchor = (uint64_t)cp->size;
+		v->res->anchor_has_time = cp->has_time;
+		v->res->anchor_time = cp->time;
 	}
 	return 0;
 }
@@ -630,6 +693,7 @@ record_check(struct verify *v, const struct record *r)
 	key_used(v, r->keyid);
 	v->n = n;
 	v->res->records = (uint64_t)n;
+	v->res->last_time = r->time;
 	return cps_at(v);
 }
 
@@ -710,8 +774,11 @@ verify_db(struct verify *v, const char *dbpath, char **keyfiles,
 	if (v->ncps > 0)
 		qsort(v->cps, v->ncps, sizeof(*v->cps), cp_cmp);
 	audit_merkle_init(&v->tree);
-	if (cps_at(v) == 0)
-		(void)walk(v);
+	if (cps_at(v) == 0 && walk(v) == 0) {
+		audit_merkle_root(&v->tree, v->res->root);
+		if (!v->res->anchored)
+			v->res->status = EXIT_UNANCHORED;
+	}
 	sqlite3_exec(v->adb.db, "COMMIT", NULL, NULL, NULL);
 }
 
@@ -725,12 +792,39 @@ verify_free(struct verify *v)
 	free(v->cps);
 }
 
-int
-audit_verify(struct mcpctl *ctx, int argc, char **argv)
+static void
+verify_warn_unanchored(const struct verify_result *res)
+{
+	char	 t[64];
+
+	warnx("WARNING: not anchored: no checkpoint kept elsewhere was given "
+	    "with -c, so records cut from the end of the log, with the "
+	    "checkpoints past them, would go unnoticed");
+	if (res->records > 0) {
+		time_format(res->last_time, 3, t, sizeof(t));
+		warnx("last record: %llu, at %s",
+		    (unsigned long long)res->records, t);
+	} else
+		warnx("last record: none");
+	if (res->has_last_checkpoint) {
+		time_format(res->last_checkpoint_time, 3, t, sizeof(t));
+		warnx("last checkpoint: records 1..%llu, made %s",
+		    (unsigned long long)res->last_checkpoint, t);
+	} else
+		warnx("last checkpoint: none");
+	warnx("keep mcp-auditd's \"audit checkpoint\" log lines, or what "
+	    "\"mcpctl audit anchor\" prints, off this machine, and pass one "
+	    "with -c");
+}
+
+/* verify, or with anchor set, anchor: the same walk, then each's output. */
+static int
+verify_main(struct mcpctl *ctx, int argc, char **argv, int anchor)
 {
 	struct verify		 v;
 	struct verify_result	 res;
 	struct checkpoint	 cp;
+	const char		*cmd = anchor ? "anchor" : "verify";
 	char			**keyfiles = NULL;
 	size_t			 nkeyfiles = 0;
 	int			 ch, quiet = 0;
@@ -739,13 +833,14 @@ audit_verify(struct mcpctl *ctx, int argc, char **argv)
 	memset(&res, 0, sizeof(res));
 	v.res = &res;
 	optind = 0;
-	while ((ch = getopt(argc, argv, "+c:k:q")) != -1) {
+	while ((ch = getopt(argc, argv, anchor ? "+c:k:" : "+c:k:q")) != -1) {
 		switch (ch) {
 		case 'c':
 			if (cp_parse(optarg, &cp) == -1) {
 				warnx("-c %s: not SIZE:ROOT (a size and 64 hex "
-				    "digits)", optarg);
-				usage_cmd("verify");
+				    "digits), nor a checkpoint line of "
+				    "mcp-auditd's log", optarg);
+				usage_cmd(cmd);
 			}
 			cp_add(&v, &cp);
 			break;
@@ -758,19 +853,39 @@ audit_verify(struct mcpctl *ctx, int argc, char **argv)
 			quiet = 1;
 			break;
 		default:
-			usage_cmd("verify");
+			usage_cmd(cmd);
 		}
 	}
 	if (optind != argc)
-		usage_cmd("verify");
+		usage_cmd(cmd);
 	mcpctl_dbpath(ctx, EXIT_UNVERIFIED);
 	verify_db(&v, ctx->dbpath, keyfiles, nkeyfiles);
+	if (anchor && res.status == EXIT_UNANCHORED)
+		res.status = 0;
+	if (anchor && res.status == 0 && res.records == 0)
+		unverified(&v, "the log has no record to anchor");
 	if (res.status == EXIT_UNVERIFIED)
 		warnx("cannot verify: %s", res.error);
-	if (!quiet || res.status != 0)
+	if (anchor && res.status == 0)
+		ctx->out->anchor(&res);
+	else if (!quiet || (res.status != 0 && res.status != EXIT_UNANCHORED))
 		ctx->out->verify(&res);
+	if (res.status == EXIT_UNANCHORED)
+		verify_warn_unanchored(&res);
 	verify_free(&v);
 	free(keyfiles);
 	free(res.keys);
 	return res.status;
+}
+
+int
+audit_verify(struct mcpctl *ctx, int argc, char **argv)
+{
+	return verify_main(ctx, argc, argv, 0);
+}
+
+int
+audit_anchor(struct mcpctl *ctx, int argc, char **argv)
+{
+	return verify_main(ctx, argc, argv, 1);
 }

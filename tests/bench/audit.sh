@@ -90,7 +90,8 @@ wait "$APID" 2>/dev/null
 APID=
 total=$(sqlite3 "$T/state/audit/audit.db" 'SELECT count(*) FROM records')
 start=$(date +%s.%N)
-"$B/mcpctl" -d "$T/state/audit/audit.db" audit verify -q
+"$B/mcpctl" -d "$T/state/audit/audit.db" audit verify -q \
+    -c "$(grep 'audit checkpoint size=' "$T/auditd.log" | tail -1)"
 vrc=$?
 end=$(date +%s.%N)
 secs=$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')

@@ -72,25 +72,17 @@ progress() {
 	echo "speed.sh: $*" >&2
 }
 
-# SIGTERM, then SIGKILL after 30 s; the names of those killed in KILLED.
+# SIGTERM, then SIGKILL after 30 s (lib.sh's stop, which shows the state
+# of one that will not go); the names of those killed in KILLED.
 KILLED=
 stop_daemons() {
-	local n p
+	local n
 	for n in mcpd sandboxd auditd; do
-		p=${PID[$n]:-}
-		[ -n "$p" ] || continue
-		kill -TERM "$p" 2>/dev/null
-		for _ in $(seq 600); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.05
-		done
-		if kill -0 "$p" 2>/dev/null; then
-			kill -KILL "$p"
-			KILLED="$KILLED $n"
-		fi
-		wait "$p" 2>/dev/null
-		unset "PID[$n]"
+		[ -n "${PID[$n]:-}" ] || continue
+		STOP_WAIT=30 stop "$n"
+		[ $? -eq 137 ] && KILLED="$KILLED $n"
 	done
+	return 0
 }
 
 # Whatever a failed or killed run left: containers, cgroups, mounts.

@@ -62,7 +62,7 @@ lookups(const struct policy *p)
 
 	TAILQ_FOREACH(t, &p->tenants, entry) {
 		if (policy_tenant(p, t->name) != t || t->limits == NULL ||
-		    !policy_valid_name(t->name))
+		    !name_valid(t->name))
 			abort();
 		for (i = 0; i < t->ntokens; i++)
 			if (policy_tenant_by_token(p, t->tokens[i]) != t)

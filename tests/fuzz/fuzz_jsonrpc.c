@@ -1,6 +1,6 @@
 /*
  * Fuzz target: mcpd's JSON-RPC (mcpd/jsonrpc.c) and MCP request handling
- * (server.c, tools.c, args.c, resources.c, tasks.c, ops.c) for one client,
+ * (server.c, tools*.c, args.c, resources.c, tasks.c, ops.c) for one client,
  * as the stdio transport hands its lines over: initialize, tools/list,
  * tools/call with any arguments, batches, notifications, responses to
  * mcpd's own requests, both eras.  What would go to sandboxd goes to the

@@ -131,7 +131,7 @@ noop_down(struct conn *c, const char *why)
 }
 
 static const struct conn_ops auditd_ops = {
-	noop_allow, noop_conn, noop_imsg, noop_down,
+	noop_allow, noop_conn, noop_imsg, noop_down, NULL,
 };
 
 static void

@@ -54,7 +54,7 @@ mkdir -p "$RUN"
 "$B/tests/activate" -l "127.0.0.1:$P1" -l "127.0.0.1:$P2" \
     -l "$RUN/given.sock" -- "$B/mcpd" -d -v -f "$CONF" \
     >> "$T/mcpd.log" 2>&1 &
-PID[mcpd]=$!
+started mcpd
 check "mcpd is ready on the three sockets it was given" \
     wait_log "$T/mcpd.log" "ready: serving MCP on 3 sockets"
 check "the first takes its listen statement's tenant" \

@@ -298,12 +298,16 @@ TAILPID=
 # --- verification of the live log, by root and by the audit group ----------
 
 verify -f "$CONF" audit verify
-check "verify: the live log is whole ($VOUT)" \
-    test "$VRC" -eq 0 -a -n "$(grep "^verified [0-9]* records, [0-9]* checkpoints\?, key $KEY1" <<< "$VOUT")"
+check "verify: the live log is whole, but with no -c not anchored: exit 3 ($VOUT)" \
+    test "$VRC" -eq 3 -a -n "$(grep "^verified [0-9]* records, [0-9]* checkpoints\?, key $KEY1" <<< "$VOUT")" \
+    -a -n "$(grep "WARNING: not anchored" <<< "$VOUT")"
 verify -f "$CONF" audit verify -c "$(last_checkpoint)"
 check "verify -c with the last checkpoint from the log ($(last_checkpoint | cut -c1-20)...)" \
     test "$VRC" -eq 0
-out=$(setpriv --reuid=$RU --regid=$RU --groups=$AU "$CTL" -d "$DB" audit verify 2>&1)
+verify -f "$CONF" audit verify -c "$(grep 'audit checkpoint size=' "$T/auditd.log" | tail -1)"
+check "verify -c with the log's checkpoint line as it is: anchored ($(sed -n 3p <<< "$VOUT"))" \
+    test "$VRC" -eq 0 -a -n "$(grep '^anchored by the checkpoint given with -c for records 1\.\.[0-9]*, made 20' <<< "$VOUT")"
+out=$(setpriv --reuid=$RU --regid=$RU --groups=$AU "$CTL" -d "$DB" audit verify -c "$(last_checkpoint)" 2>&1)
 check "a member of the audit group may verify the live log ($out)" \
     test $? -eq 0
 out=$(setpriv --reuid=$RU --regid=$RU --groups=$AU "$CTL" -d "$DB" audit list -n 1 2>&1)
@@ -336,7 +340,7 @@ export_
 check "a record's sender is who the socket says: role mcpd, uid $MU, pid $lpid" \
     jq_ "[(r['role'], r['uid'], r['pid']) for r in R if r['seq'] == int('${SEQ:-0}')] == [('mcpd', $MU, $lpid)]"
 check "auditd is still up, the chain whole" \
-    bash -c "alive() { kill -0 ${PID[auditd]}; }; alive && '$CTL' -f '$CONF' audit verify -q"
+    bash -c "alive() { kill -0 ${PID[auditd]}; }; alive && '$CTL' -f '$CONF' audit verify -q -c '$(last_checkpoint)'"
 
 # --- key rotation --------------------------------------------------------------
 
@@ -390,7 +394,7 @@ check "the rotation is a record ($ROT), signed by the old key, naming both" \
 check "every record after it is signed by the new key" \
     jq_ "(all(r['keyid'] == '$KEY2' for r in R if r['seq'] > $ROT) and
         any(r['seq'] > $ROT for r in R))"
-verify -f "$CONF" audit verify
+verify -f "$CONF" audit verify -c "$(last_checkpoint)"
 check "verify: whole across the rotation, both keys named ($VOUT)" \
     test "$VRC" -eq 0 -a -n "$(grep "keys $KEY1 $KEY2" <<< "$VOUT")"
 cp "$ADIR/audit.pub.$KEY1" "$T/old.pub"
@@ -434,7 +438,7 @@ sys.exit(1 if bad else 0)
 PY
 check "every one of the $NACK acknowledged records is there, as sent ($(tail -1 "$T/lost"))" \
     test $? -eq 0
-verify -f "$CONF" audit verify
+verify -f "$CONF" audit verify -c "$(last_checkpoint)"
 check "verify: whole after the kill ($VOUT)" test "$VRC" -eq 0
 
 # --- a full disk ---------------------------------------------------------------
@@ -476,7 +480,7 @@ check "the refused exec never ran: no marker in its sandbox" \
     -a -n "$(SBX -t alice exec -S "$FULLSB" -c 'touch marker2' 2>&1 > /dev/null | grep 'result exit=0')" \
     -a -n "$(SBX -t alice ls -S "$FULLSB" . 2> /dev/null | grep marker2)"
 SBX -t alice stop -S "$FULLSB" > /dev/null 2>&1
-verify -f "$CONF" audit verify
+verify -f "$CONF" audit verify -c "$(last_checkpoint)"
 check "verify: whole after the full disk ($VOUT)" test "$VRC" -eq 0
 N2=$("$CTL" -f "$CONF" audit tail -n 1 | awk '{ print $1 }')
 check "nothing acknowledged before was lost (seq $BEFORE..$N2)" \
@@ -553,12 +557,33 @@ caught reordered $K reordered
 CPN=${CP%%:*}
 tamper cut "DELETE FROM records WHERE seq > $((CPN - 3))"
 caught cut $((CPN - 2)) truncated
+# Records cut from the end with the checkpoints past them: the database
+# holds together, and only a checkpoint kept elsewhere tells.
+ANCHOR=$("$CTL" -d "$T/orig/audit.db" audit anchor)
+check "audit anchor of the whole log, before the cut, is its last checkpoint's ($ANCHOR)" \
+    test "${ANCHOR%% *}" = "$CP"
 tamper cutall "DELETE FROM records WHERE seq > $((CPN - 3))" \
     "DELETE FROM checkpoints WHERE size > $((CPN - 3))"
+LAST=$((CPN - 3))
+LASTCP=$(sql "$T/cutall/audit.db" 'SELECT max(size) FROM checkpoints')
+RT=$("$CTL" -j -d "$T/cutall/audit.db" audit show $LAST | json /dev/stdin 'd["time"][:23]')Z
+CT=$("$CTL" -j -d "$T/cutall/audit.db" audit verify 2> /dev/null |
+    json /dev/stdin 'd["last_checkpoint_time"][:23]')Z
 verify -d "$T/cutall/audit.db" audit verify
-check "records and checkpoints cut together: the database alone cannot tell ($VOUT)" \
-    test "$VRC" -eq 0
+check "cut with no anchor: exit 3, warning that the end is not anchored" \
+    test "$VRC" -eq 3 -a -n "$(grep '^mcpctl: WARNING: not anchored' <<< "$VOUT")"
+check "... naming the last record and its time ($LAST, $RT)" \
+    grep -qx "mcpctl: last record: $LAST, at $RT" <<< "$VOUT"
+check "... and the last checkpoint and its time ($LASTCP, $CT)" \
+    grep -qx "mcpctl: last checkpoint: records 1..$LASTCP, made $CT" <<< "$VOUT"
 caught cutall $((CPN - 2)) truncated -c "$CP"
+caught cutall $((CPN - 2)) truncated -c "$ANCHOR"
+check "... naming the records missing ($((CPN - 2))..$N)" \
+    grep -q "records $((CPN - 2))\.\.$N are missing (truncated)" <<< "$VOUT"
+AFTER=$("$CTL" -d "$T/cutall/audit.db" audit anchor)
+verify -d "$T/cutall/audit.db" audit verify -c "$AFTER"
+check "with an anchor taken after the cut: exit 0, anchored at $LAST ($(sed -n 3p <<< "$VOUT"))" \
+    test "$VRC" -eq 0 -a -n "$(grep -x "anchored by the checkpoint given with -c for records 1..$LAST" <<< "$VOUT")"
 tamper cproot "UPDATE checkpoints SET root = randomblob(32) WHERE size = (SELECT max(size) FROM checkpoints)"
 caught cproot "$CPN" checkpoint
 tamper cpsig "UPDATE checkpoints SET time = time + 1 WHERE size = (SELECT max(size) FROM checkpoints)"
@@ -583,8 +608,8 @@ tamper resigned 'DELETE FROM checkpoints' "DELETE FROM records WHERE seq >= $ROT
 rm -f "$T/resigned"/audit.pub*
 cp "$T/evil.pub" "$T/resigned/audit.pub"
 verify -d "$T/resigned/audit.db" audit verify
-check "a log re-signed with the attacker's key and his audit.pub verifies by itself ($VOUT)" \
-    test "$VRC" -eq 0
+check "a log re-signed with the attacker's key and his audit.pub verifies by itself, unanchored ($(head -1 <<< "$VOUT"))" \
+    test "$VRC" -eq 3
 caught resigned 1 untrusted-key -k "$T/orig/audit.pub.$KEY1" -k "$T/orig/audit.pub"
 verify -j -d "$T/deleted/audit.db" audit verify
 check "verify -j names the first bad seq" \

@@ -216,9 +216,10 @@ check "mcpd refuses a root process posing as auditd" \
 kill -- -"$fake" 2>/dev/null
 wait "$fake" 2>/dev/null
 rm -f "$RUN/auditd.sock"
+n=$(count_in "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:")
 start auditd
 check "auditd is back after the impostor" \
-    wait_log "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:" 10
+    wait_for 10 count_gt "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:" "$n"
 
 # --- a sibling of another protocol version ---------------------------
 
@@ -233,9 +234,10 @@ check "mcpd drops an auditd of protocol version $NV, and says so" \
 kill -- -"$fake" 2>/dev/null
 wait "$fake" 2>/dev/null
 rm -f "$RUN/auditd.sock"
+n=$(count_in "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:")
 start auditd
 check "auditd is back after the old version" \
-    wait_log "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:" 10
+    wait_for 10 count_gt "$T/mcpd.log" "ping mcpd -> auditd -> mcpd:" "$n"
 
 # --- systemd notification and watchdog --------------------------------
 
@@ -269,19 +271,25 @@ check "auditd is still up" alive auditd
 
 # --- mcpd cannot execute anything ------------------------------------
 
-m=${PID[mcpd]}
-gdb -q -batch -p "$m" \
+gdb -q -batch -p "${PID[mcpd]}" \
     -ex 'handle SIGSYS nostop noprint pass' \
     -ex 'call (int)execve("/bin/sh", (char **)0, (char **)0)' \
     > "$T/gdb.log" 2>&1
-wait "$m"
-rc=$?
-unset "PID[mcpd]"
-check "an execve injected into mcpd kills it with SIGSYS (status $rc)" \
-    test $rc -eq $((128 + 31))
-check "mcpd names the forbidden call on its way out" \
-    log_has "$T/mcpd.log" "seccomp: forbidden system call 59"
-[ $rc -eq $((128 + 31)) ] || diag_file "$T/gdb.log"
+# Some gdb and kernel pairs cannot call into a process at all.
+why=$(grep -m1 "^Couldn't write extended state status" "$T/gdb.log")
+if [ -n "$why" ]; then
+	ok "an execve injected into mcpd kills it with SIGSYS # SKIP gdb: $why"
+	ok "mcpd names the forbidden call on its way out # SKIP gdb: $why"
+	stop mcpd
+else
+	STOP_WAIT=10 reap mcpd "gdb's execve"
+	rc=$?
+	check "an execve injected into mcpd kills it with SIGSYS (status $rc)" \
+	    test $rc -eq $((128 + 31))
+	check "mcpd names the forbidden call on its way out" \
+	    log_has "$T/mcpd.log" "seccomp: forbidden system call 59"
+	[ $rc -eq $((128 + 31)) ] || diag_file "$T/gdb.log"
+fi
 
 # --- clean shutdown ---------------------------------------------------
 
@@ -293,8 +301,7 @@ stop mcpd
 rc=$?
 check "mcpd exits 0 on SIGTERM (status $rc)" test $rc -eq 0
 check "sandboxd exits 0 on SIGTERM" stop sandboxd
-check "auditd exits 0 on SIGINT" eval 'kill -INT ${PID[auditd]}; wait ${PID[auditd]}'
-unset "PID[auditd]"
+check "auditd exits 0 on SIGINT" stop auditd INT
 check "each daemon logged its shutdown" \
     eval 'log_has "$T/mcpd.log" "Terminated received, shutting down" &&
     log_has "$T/sandboxd.log" "Terminated received, shutting down" &&

@@ -46,8 +46,29 @@ for u in mcpd.service mcpd.socket mcp-sandboxd.service mcp-auditd.service; do
 done
 want_file 644 /usr/lib/sysusers.d/mcpd.conf
 want_file 644 /usr/lib/tmpfiles.d/mcpd.conf
-check "the state directory /var/lib/mcpd" grep -qx "755 d /var/lib/mcpd" "$T/list"
+check "the state directory /var/lib/mcpd, mode 0711" \
+    grep -qx "711 d /var/lib/mcpd" "$T/list"
 check "nothing else: 17 files in all" test "$(grep -c ' f ' "$T/list")" -eq 17
+
+# Every unit makes its files for no one else, and the directories it has
+# systemd make are given the modes tmpfiles.d gives them: systemd sets a
+# StateDirectory= or RuntimeDirectory= to its mode (0755 unless told) at
+# every start.
+for u in mcpd.service mcpd.socket mcp-sandboxd.service mcp-auditd.service; do
+	f=$D/lib/systemd/system/$u
+	check "$u has UMask=0077" grep -qx 'UMask=0077' "$f"
+	if grep -q '^StateDirectory=' "$f"; then
+		check "$u: StateDirectoryMode=0711" \
+		    grep -qx 'StateDirectoryMode=0711' "$f"
+	fi
+	if grep -q '^RuntimeDirectory=' "$f"; then
+		check "$u: RuntimeDirectoryMode=0711" \
+		    grep -qx 'RuntimeDirectoryMode=0711' "$f"
+	fi
+	if grep -q '^ListenStream=/' "$f"; then
+		check "$u: DirectoryMode=0711" grep -qx 'DirectoryMode=0711' "$f"
+	fi
+done
 
 # The units name the installed programs; the programs look where things
 # were installed.
@@ -84,9 +105,13 @@ check "... and makes _mcpd and _mcpaudit, with groups, no login" \
     grep -q "^_mcpd:" "$D/etc/group" && grep -q "^_mcpaudit:" "$D/etc/group"'
 check "systemd-tmpfiles --root --create takes the installed file" \
     systemd-tmpfiles --root="$D" --create "$D/usr/lib/tmpfiles.d/mcpd.conf"
-check "... and makes /run/mcpd and /var/lib/mcpd, 0755 root" \
-    eval '[ "$(stat -c "%a %U" "$D/run/mcpd")" = "755 root" ] &&
-    [ "$(stat -c "%a %U" "$D/var/lib/mcpd")" = "755 root" ]'
+check "... and makes /run/mcpd and /var/lib/mcpd, 0711 root" \
+    eval '[ "$(stat -c "%a %U" "$D/run/mcpd")" = "711 root" ] &&
+    [ "$(stat -c "%a %U" "$D/var/lib/mcpd")" = "711 root" ]'
+chmod 0755 "$D/var/lib/mcpd"
+systemd-tmpfiles --root="$D" --create "$D/usr/lib/tmpfiles.d/mcpd.conf"
+check "... and tightens a /var/lib/mcpd an older version made 0755" \
+    test "$(stat -c "%a" "$D/var/lib/mcpd")" = 711
 gid=$(sed -n 's/^_mcpd:x:\([0-9]*\):.*/\1/p' "$D/etc/group")
 check "... and gives the configuration to group _mcpd (gid $gid), mode 0640" \
     test "$(stat -c "%a %u %g" "$D/etc/mcpd/mcpd.conf")" = "640 0 $gid"

@@ -208,7 +208,7 @@ serve_activated() {
 		systemd-socket-activate -l "127.0.0.1:$PORT" --fdname=mcpd \
 		    -E NOTIFY_SOCKET="$T/notify" -E WATCHDOG_USEC=2000000 \
 		    "$B/mcpd" -d -v -f "$CONF" >> "$T/mcpd.log" 2>&1 &
-		PID[mcpd]=$!
+		started mcpd
 		wait_for 10 eval "log_has '$T/mcpd.log' 'Listening on 127.0.0.1:$PORT' ||
 		    ! alive mcpd" && alive mcpd && return 0
 		unset "PID[mcpd]"

@@ -1,9 +1,10 @@
 #!/bin/bash
 # MCP over stdio, from a hostile client: mcpd --stdio must answer every
 # line it can with exactly the JSON-RPC the protocol asks for, never write
-# anything but JSON-RPC to stdout, survive anything on stdin, and stop
-# what it started when told to (cancellation) or when its client goes away
-# (EOF).  The real suite runs behind it (auditd, sandboxd), so the few
+# anything but JSON-RPC to stdout, survive anything on stdin, stop what
+# it started when told to (cancellation) or when its client stops reading,
+# and at EOF answer what is in flight before it exits, as a command in a
+# pipeline does.  The real suite runs behind it (auditd, sandboxd), so the
 # tool calls here start real containers.
 #
 # Each check feeds mcpd --stdio whole lines through a pipe (as a desktop
@@ -70,17 +71,33 @@ init_line() {	# init_line VERSION
 	echo "${INIT/VERSION/$1}"
 }
 
-# stdio NAME [mcpd args]: run mcpd --stdio on $T/NAME.in through pipes;
-# stdout in $T/NAME.out, stderr $T/NAME.err, exit status RC, seconds SECS.
+# stdio NAME [mcpd args]: run mcpd --stdio on $T/NAME.in through pipes
+# (IN=file: stdin is the file itself; OUT=file: so is stdout); stdout in
+# $T/NAME.out, stderr $T/NAME.err, exit status RC, seconds SECS.
 stdio() {
 	local name=$1 s
 	shift
 	s=$(date +%s%N)
-	cat "$T/$name.in" | timeout -k 2 "${LIMIT:-20}" "$B/mcpd" --stdio -v \
-	    -f "$CONF" "$@" 2> "$T/$name.err" | cat > "$T/$name.out"
-	RC=${PIPESTATUS[1]}
+	if [ "${IN:-pipe}" = pipe ]; then
+		cat "$T/$name.in" | stdio_mcpd "$name" "$@"
+		RC=${PIPESTATUS[1]}
+	else
+		stdio_mcpd "$name" "$@" < "$T/$name.in"
+		RC=$?
+	fi
 	SECS=$(( ($(date +%s%N) - s) / 1000000 ))
 	SECS=$(printf '%d.%03d' $((SECS / 1000)) $((SECS % 1000)))
+}
+stdio_mcpd() {	# stdio_mcpd NAME [mcpd args]: its status, stdout as OUT says
+	local name=$1
+	shift
+	if [ "${OUT:-pipe}" = pipe ]; then
+		timeout -k 2 "${LIMIT:-20}" "${MCPD:-$B/mcpd}" --stdio -v \
+		    -f "$CONF" "$@" 2> "$T/$name.err" | cat > "$T/$name.out"
+		return "${PIPESTATUS[0]}"
+	fi
+	timeout -k 2 "${LIMIT:-20}" "${MCPD:-$B/mcpd}" --stdio -v -f "$CONF" \
+	    "$@" 2> "$T/$name.err" > "$T/$name.out"
 }
 
 # one [-n] [-V VERSION] LINE...: the lines after initialize (none with -n)
@@ -465,7 +482,7 @@ check "a uid that is no tenant's is refused at start (status $rc): $(tail -1 "$T
 # --- tool calls: progress, cancellation, EOF with work in flight -----------------------
 
 # A live session on a fifo: lines go in through fd 7, out to $T/live.out.
-live_start() {	# live_start NAME
+live_start() {	# live_start NAME [VERSION]
 	LIVE=$1
 	rm -f "$T/fifo"
 	mkfifo "$T/fifo"
@@ -473,7 +490,7 @@ live_start() {	# live_start NAME
 	    cat > "$T/$LIVE.out" &
 	LPID=$!		# cat: it ends when mcpd's stdout closes
 	exec 7> "$T/fifo"
-	send "$(init_line $V)" "$INITED"
+	send "$(init_line "${2:-$V}")" "$INITED"
 	wait_log "$T/$LIVE.err" "connected to sandboxd" 10
 }
 send() {
@@ -514,28 +531,165 @@ wait_for 5 live_has '"after-init-cancel"'
 check "cancelling an answered request (initialize) changes nothing" \
     test "$($J count "$T/live.out" '"init"')" = 1
 
-send "${SLEEPER//sleeper/sleeper2}"
-wait_for 20 eval '[ "$(grep -c "\"progressToken\":\"ps\"" "$T/live.out")" -ge 2 ]'
-check "another long run is under way" test -n "$(sandbox_pids)"
 s=$(date +%s%N)
 exec 7>&-
 wait $LPID
 ms=$(( ($(date +%s%N) - s) / 1000000 ))
-check "EOF with a request in flight: mcpd exits within 2 s (${ms} ms)" \
+check "EOF with nothing in flight: mcpd exits at once (${ms} ms)" \
     test $ms -lt 2000
-check "and leaves no sandbox process behind" \
-    wait_for 5 eval '[ -z "$(sandbox_pids)" ]'
-check "the request in flight got no answer" \
-    test "$($J count "$T/live.out" '"sleeper2"')" = 0
 check "mcpd logged its end on stderr" \
     log_has "$T/live.err" "stdin closed"
 
-# EOF with the request in flight: the exit status, from a plain pipeline.
-{ init_line $V; echo "$INITED"; sleep 0.5; echo "${SLEEPER//sleeper/sleeper3}"; sleep 3; } |
-    timeout 20 "$B/mcpd" --stdio -f "$CONF" 2> "$T/eof.err" | cat > "$T/eof.out"
-rc=${PIPESTATUS[1]}
-check "mcpd's exit status after EOF with work in flight is 0 (status $rc)" test $rc = 0
-check "nothing is left behind by it" wait_for 5 eval '[ -z "$(sandbox_pids)" ]'
+# --- end of input: what is in flight is answered, then mcpd exits --------------
+
+# As a pipeline expects: every request read before EOF gets its answer,
+# however long it runs (up to its own timeout), its progress on the way;
+# then mcpd exits 0.  The same with stdin, and stdout, regular files.
+cat > "$T/drain.in" <<EOF
+$(init_line $V)
+$INITED
+{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"_meta":{"progressToken":"pslow"},"name":"run_code","arguments":{"language":"python","code":"import time\nprint(\"before\", flush=True)\ntime.sleep(2)\nprint(\"after\")"}}}
+{"jsonrpc":"2.0","id":"fast","method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"print(\"fast\")"}}}
+{"jsonrpc":"2.0","id":"limit","method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"import time\ntime.sleep(30)","timeout":1}}}
+{"jsonrpc":"2.0","id":"langs","method":"tools/call","params":{"name":"list_languages","arguments":{}}}
+{"jsonrpc":"2.0","id":"p","method":"ping"}
+EOF
+# line_of ID: the line of the answer to ID in one.ans.
+line_of() {
+	grep -n "\"id\":\"$1\"" "$T/one.ans" | head -1 | cut -d: -f1
+}
+for io in pipe:pipe file:pipe file:file; do
+	name=drain-${io/:/-}
+	cp "$T/drain.in" "$T/$name.in"
+	IN=${io%:*} OUT=${io#*:} stdio "$name"
+	cp "$T/$name.out" "$T/one.ans"
+	n=0
+	for id in slow fast limit langs p; do
+		[ "$($J count "$T/one.ans" "\"$id\"")" = 1 ] && n=$((n + 1))
+	done
+	check "stdin ${io%:*}, stdout ${io#*:}: every request in flight at EOF is answered, once ($n of 5)" \
+	    test $n = 5
+	check "and mcpd exits 0 once the slowest is done (status $RC, ${SECS}s)" \
+	    test "$RC" = 0 -a "${SECS%.*}" -ge 2 -a "${SECS%.*}" -lt 15
+	check "the 2 s run's output is whole ($(ans '"slow"' result.structuredContent.stdout | tr '\n' ' '))" \
+	    test "$(ans '"slow"' result.structuredContent.stdout)" = "$(printf 'before\nafter')"
+	pl=$(grep -n '"progressToken":"pslow"' "$T/one.ans" | head -1 | cut -d: -f1)
+	check "its progress came first (line ${pl:-none}, the answer $(line_of slow))" \
+	    test -n "$pl" -a "${pl:-0}" -lt "$(line_of slow)"
+	check "the run past its own timeout (1 s) comes back timed out" \
+	    test "$(ans '"limit"' result.structuredContent.timed_out)" = true
+	check "the others too ($(ans '"fast"' result.structuredContent.stdout), $(ans '"langs"' result.structuredContent.images.0.languages.0.name))" \
+	    test "$(ans '"fast"' result.structuredContent.stdout)" = fast -a \
+	    "$(ans '"p"' result)" = "{}" -a -n "$(ans '"langs"' result)"
+	check "nothing is left running" wait_for 5 eval '[ -z "$(sandbox_pids)" ]'
+done
+check "mcpd said on stderr what it was waiting for" \
+    log_has "$T/drain-pipe-pipe.err" "stdin closed: finishing"
+
+# A question to the client (the conformance build's elicitation tool) can
+# no longer be answered: its tools/call is answered with the reason.
+{
+	init_line $V | sed 's/"capabilities":{}/"capabilities":{"elicitation":{}}/'
+	echo "$INITED"
+	echo '{"jsonrpc":"2.0","id":"ask","method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"Your name?"}}}'
+} > "$T/ask.in"
+MCPD=$B/mcpd-conformance stdio ask
+cp "$T/ask.out" "$T/one.ans"
+check "a question in flight at EOF: it was asked ($(grep -o '"method":"elicitation/create"' "$T/ask.out"))" \
+    grep -q '"method":"elicitation/create"' "$T/ask.out"
+check "and its tools/call is answered, an error that says why ($(ans '"ask"' result.content.0.text))" \
+    eval '[ "$(ans "\"ask\"" result.isError)" = true ] &&
+    ans "\"ask\"" result.content.0.text | grep -q "input ended"'
+check "then mcpd exits 0 (status $RC, ${SECS}s)" \
+    test "$RC" = 0 -a "${SECS%.*}" -lt 5
+
+# Tasks at EOF (2025-11-25): the client can no longer poll, so a task
+# nobody waits for is cancelled; a tasks/result in flight is a request
+# like any other, answered when its task ends.
+TASKCALL='{"jsonrpc":"2.0","id":"ID","method":"tools/call","params":{"name":"run_code","task":{"ttl":60000},"arguments":{"language":"python","code":"CODE"}}}'
+task_call() {	# task_call ID CODE
+	local l=${TASKCALL/ID/$1}
+	echo "${l/CODE/$2}"
+}
+live_start tasks 2025-11-25
+send "$(task_call orphan 'import time\ntime.sleep(30)')" \
+    "$(task_call awaited 'import time\ntime.sleep(2)\nprint(\"awaited\")')"
+wait_for 10 eval 'live_has "\"orphan\"" && live_has "\"awaited\""'
+TID=$($J get "$T/tasks.out" '"awaited"' result.task.taskId)
+send "{\"jsonrpc\":\"2.0\",\"id\":\"result\",\"method\":\"tasks/result\",\"params\":{\"taskId\":\"$TID\"}}"
+wait_for 20 eval '[ "$(sandbox_pids | wc -l)" -ge 2 ]'
+check "two tasks are running ($(sandbox_pids | wc -l) processes)" \
+    test "$(sandbox_pids | wc -l)" -ge 2
+s=$(date +%s%N)
+exec 7>&-
+wait $LPID
+ms=$(( ($(date +%s%N) - s) / 1000000 ))
+cp "$T/tasks.out" "$T/one.ans"
+check "EOF: the tasks/result in flight gets the task's result ($(ans '"result"' result.structuredContent.stdout))" \
+    test "$(ans '"result"' result.structuredContent.stdout)" = awaited
+check "the task nobody can poll is cancelled: mcpd exits when the awaited one ends (${ms} ms)" \
+    test $ms -lt 10000
+OID=$($J get "$T/tasks.out" '"orphan"' result.task.taskId)
+check "the client was told it was cancelled (notifications/tasks/status)" \
+    eval 'grep "notifications/tasks/status" "$T/tasks.out" | grep -F "$OID" |
+    grep -q "\"status\":\"cancelled\""'
+check "its run was cancelled, and said so in the log" \
+    eval 'grep "tool_call" "$T/tasks.err" | grep "task=yes" | grep -q "outcome=cancelled"'
+check "nothing of either task is left running" \
+    wait_for 5 eval '[ -z "$(sandbox_pids)" ]'
+
+# The reader goes away while a run is in flight (no progress, so nothing
+# is being written): mcpd notices at once, with stdin still open or at
+# EOF, and neither waits for the run nor dies of SIGPIPE.
+NOPROG='{"jsonrpc":"2.0","id":"quiet","method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"import time\ntime.sleep(30)"}}}'
+for at_eof in 0 1; do
+	rm -f "$T/in.fifo" "$T/out.fifo" "$T/go"
+	mkfifo "$T/in.fifo" "$T/out.fifo"
+	# One line read, then the reader stays until told to go.
+	sh -c 'head -n 1 > /dev/null; while [ ! -e "$1" ]; do sleep 0.05; done' \
+	    _ "$T/go" < "$T/out.fifo" &
+	rpid=$!
+	timeout -k 2 20 "$B/mcpd" --stdio -v -f "$CONF" < "$T/in.fifo" \
+	    > "$T/out.fifo" 2> "$T/reader$at_eof.err" &
+	mpid=$!
+	exec 7> "$T/in.fifo"
+	send "$(init_line $V)" "$INITED" "$NOPROG"
+	wait_for 20 eval '[ -n "$(sandbox_pids)" ]'
+	[ $at_eof = 1 ] && exec 7>&-
+	s=$(date +%s%N)
+	touch "$T/go"
+	wait $rpid
+	wait $mpid
+	rc=$?
+	ms=$(( ($(date +%s%N) - s) / 1000000 ))
+	exec 7>&-
+	what=$([ $at_eof = 1 ] && echo "after EOF" || echo "stdin open")
+	check "$what, the reader closes stdout: mcpd ends within 3 s (${ms} ms, status $rc)" \
+	    test $ms -lt 3000 -a $rc -lt 124
+	check "$what: and its run is stopped" \
+	    wait_for 5 eval '[ -z "$(sandbox_pids)" ]'
+done
+
+# SIGTERM while finishing what is in flight still ends mcpd at once.
+rm -f "$T/out.fifo"
+mkfifo "$T/out.fifo"
+cat "$T/out.fifo" > "$T/term.out" &
+cpid=$!
+{ init_line $V; echo "$INITED"; echo "${SLEEPER//sleeper/term}"; } |
+    "$B/mcpd" --stdio -v -f "$CONF" 2> "$T/term.err" > "$T/out.fifo" &
+mpid=$!
+wait_for 20 grep -q '"progressToken":"ps"' "$T/term.out"
+check "a run is in flight after EOF" \
+    eval 'log_has "$T/term.err" "stdin closed" && [ -n "$(sandbox_pids)" ]'
+s=$(date +%s%N)
+kill -TERM $mpid
+wait $mpid
+rc=$?
+ms=$(( ($(date +%s%N) - s) / 1000000 ))
+wait $cpid
+check "SIGTERM then: mcpd exits at once (${ms} ms, status $rc)" \
+    test $ms -lt 2000 -a $rc = 0
+check "and its run is stopped" wait_for 5 eval '[ -z "$(sandbox_pids)" ]'
 
 # --- what came out, all of it ---------------------------------------------------------
 

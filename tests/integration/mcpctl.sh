@@ -33,7 +33,7 @@ cleanup() {
 trap cleanup EXIT
 
 
-# verify_ok NAME DB [ARGS...]: exit 0 and "ok": true.
+# verify_ok NAME DB [ARGS...]: exit 0 and "ok": true (anchored: give -c).
 verify_ok() {
 	local name=$1 db=$2 rc
 	shift 2
@@ -86,36 +86,89 @@ check "auditgen writes a database of 50 records, 3 checkpoints" \
 BASE=$T/base/audit.db
 KEYID=$(awk '{print $2}' "$T/base/audit.pub")
 ROOT40=$(sed -n 's/.*size=40 root=\([0-9a-f]*\) .*/\1/p' "$T/base/checkpoints.log")
+# The last checkpoint line, as mcp-auditd logs it: what an admin keeps.
+CP50=$(tail -1 "$T/base/checkpoints.log")
+# Record 50's time and checkpoint 50's, as verify shows them.
+T50=2026-11-21T15:49:00.049Z
 
 # --- verify: the good ------------------------------------------------
 
-verify_ok "verify accepts a database written to the format" "$BASE"
-check "its JSON counts 50 records, 3 checkpoints, the last of size 50, one key" \
+verify_ok "verify accepts a database written to the format, anchored by -c" \
+    "$BASE" -c "$CP50"
+check "its JSON counts 50 records, 4 checkpoints (-c too), the last of size 50, one key" \
     test "$(json "$T/v.json" '(d["records"], d["checkpoints"], d["last_checkpoint"], d["keys"], d["first_bad_seq"], d["error"])')" = \
-    "(50, 3, 50, ['$KEYID'], None, None)"
-out=$("$MCPCTL" -d "$BASE" audit verify)
-check "the text summary is one line: $out" test "$out" = \
+    "(50, 4, 50, ['$KEYID'], None, None)"
+check "... anchored at 50, with the times of the last record and checkpoint" \
+    test "$(json "$T/v.json" '(d["anchored"], d["anchor"], d["last_record_time"], d["last_checkpoint_time"])')" = \
+    "(True, 50, '${T50%Z}000000Z', '${T50%Z}000000Z')"
+"$MCPCTL" -j -d "$BASE" audit verify > "$T/v.json" 2> "$T/v.err"
+check "without -c: exit 3, \"ok\" but not anchored" \
+    test "$?:$(json "$T/v.json" '(d["ok"], d["anchored"], d["anchor"], d["checkpoints"])')" = \
+    "3:(True, False, None, 3)"
+"$MCPCTL" -d "$BASE" audit verify > "$T/v.out" 2> "$T/v.err"
+check "... and in text, exit 3 too" test "$?" -eq 3
+check "the summary names the records, checkpoints and key" \
+    test "$(sed -n 1p "$T/v.out")" = \
     "verified 50 records, 3 checkpoints, key $KEYID; last checkpoint size 50"
-out=$("$MCPCTL" -d "$BASE" audit verify -q)
+check "... when the log and its last checkpoint end" \
+    test "$(sed -n 2p "$T/v.out")" = \
+    "last record 50 at $T50; last checkpoint 50 at $T50"
+check "... and that nothing anchors it" \
+    test "$(sed -n 3p "$T/v.out")" = \
+    "NOT ANCHORED: no checkpoint kept elsewhere was given with -c"
+check "the warning on standard error says what goes unnoticed, with the times" \
+    eval 'grep -q "^mcpctl: WARNING: not anchored: .* records cut from the end of the log, with the checkpoints past them, would go unnoticed" "$T/v.err" &&
+    grep -qx "mcpctl: last record: 50, at $T50" "$T/v.err" &&
+    grep -qx "mcpctl: last checkpoint: records 1..50, made $T50" "$T/v.err" &&
+    grep -q "mcpctl audit anchor" "$T/v.err"'
+out=$("$MCPCTL" -d "$BASE" audit verify -q -c "$CP50")
 check "-q prints nothing on success" test "$?" -eq 0 -a -z "$out"
+out=$("$MCPCTL" -d "$BASE" audit verify -q 2> "$T/v.err")
+check "-q without -c: exit 3, nothing on standard output, the warning still" \
+    test "$?" -eq 3 -a -z "$out" -a -n "$(grep WARNING "$T/v.err")"
 check "reading a database with no -wal leaves none behind" \
     test ! -e "$BASE-wal" -a ! -e "$BASE-shm"
 verify_ok "verify -c SIZE:ROOT with the root a checkpoint line logged" \
     "$BASE" -c "40:$ROOT40"
-verify_ok "verify -k with the public key file" "$BASE" -k "$T/base/audit.pub"
+verify_ok "verify -k with the public key file" "$BASE" -k "$T/base/audit.pub" \
+    -c "$CP50"
+verify_ok "verify -c with an older checkpoint line" "$BASE" \
+    -c "$(head -1 "$T/base/checkpoints.log")"
+"$MCPCTL" -d "$BASE" audit verify -c "$(head -1 "$T/base/checkpoints.log")" \
+    > "$T/v.out"
+check "... anchored at 20, records after it newer than it" \
+    grep -qx "anchored by the checkpoint given with -c for records 1..20, made 2026-11-21T15:19:00.019Z; records 21..50 are newer than it" "$T/v.out"
+
+# --- anchor ------------------------------------------------------------
+
+out=$("$MCPCTL" -d "$BASE" audit anchor)
+check "anchor prints SIZE:ROOT of every record, the last record's time: $out" \
+    test "$?:$out" = "0:50:$(sed -n 's/.*size=50 root=\([0-9a-f]*\) .*/\1/p' "$T/base/checkpoints.log") $T50"
+verify_ok "verify -c takes what anchor prints" "$BASE" -c "$out"
+"$MCPCTL" -j -d "$BASE" audit anchor > "$T/a.json"
+check "anchor -j: anchor, size, root and the last record's time" \
+    test "$(json "$T/a.json" '(d["anchor"] == "%d:%s" % (d["size"], d["root"]), d["size"], d["last_record_time"])')" = \
+    "(True, 50, '${T50%Z}000000Z')"
 
 mkdir "$T/nocp"
 "$GEN" create -n 5 "$T/nocp/audit.db" > /dev/null
-out=$("$MCPCTL" -d "$T/nocp/audit.db" audit verify)
+out=$("$MCPCTL" -d "$T/nocp/audit.db" audit verify 2> /dev/null | head -1)
 check "a database with no checkpoint verifies: $out" \
     test "$out" = "verified 5 records, 0 checkpoints, key $(awk '{print $2}' "$T/nocp/audit.pub"); no checkpoint"
+verify_ok "... and is anchored by what anchor prints" "$T/nocp/audit.db" \
+    -c "$("$MCPCTL" -d "$T/nocp/audit.db" audit anchor)"
 rm -f "$T/nocp/audit.db"
 "$GEN" create -n 0 "$T/nocp/audit.db" > /dev/null
-out=$("$MCPCTL" -d "$T/nocp/audit.db" audit verify)
+out=$("$MCPCTL" -d "$T/nocp/audit.db" audit verify 2> /dev/null | head -2)
 check "so does an empty one: $out" \
-    test "$out" = "verified 0 records, 0 checkpoints, keys (none); no checkpoint"
+    test "$out" = "verified 0 records, 0 checkpoints, keys (none); no checkpoint
+no record; no checkpoint"
+"$MCPCTL" -d "$T/nocp/audit.db" audit anchor > "$T/a.out" 2> "$T/a.err"
+check "an empty log has nothing to anchor: exit 2, saying so" \
+    test "$?" -eq 2 -a -s "$T/a.err" -a ! -s "$T/a.out"
 
-verify_ok "a key rotation, as auditd makes it, verifies" "$T/rot/audit.db"
+verify_ok "a key rotation, as auditd makes it, verifies" "$T/rot/audit.db" \
+    -c "$("$MCPCTL" -d "$T/rot/audit.db" audit anchor)"
 OLDID=$(ls "$T/rot" | sed -n 's/^audit\.pub\.\([0-9a-f]\{16\}\)$/\1/p')
 NEWID=$(awk '{print $2}' "$T/rot/audit.pub")
 check "both keys are named, the old first" \
@@ -167,6 +220,32 @@ db=$(fresh truncated)
 sql "$db" "DELETE FROM records WHERE seq > 45"
 verify_bad "the tail truncated under the last checkpoint" "$db" truncated 46
 
+# The tail cut with the checkpoints past it: the database holds together.
+ANCHOR=$("$MCPCTL" -d "$BASE" audit anchor)
+db=$(fresh cutall)
+sql "$db" "DELETE FROM records WHERE seq > 33;
+    DELETE FROM checkpoints WHERE size > 33"
+"$MCPCTL" -j -d "$db" audit verify > "$T/v.json" 2> "$T/v.err"
+check "records and checkpoints cut together, no -c: exit 3, unanchored" \
+    test "$?:$(json "$T/v.json" '(d["ok"], d["anchored"], d["records"], d["last_checkpoint"])')" = \
+    "3:(True, False, 33, 20)"
+check "... with a warning naming the last record and checkpoint, and their times" \
+    eval 'grep -q "WARNING: not anchored" "$T/v.err" &&
+    grep -qx "mcpctl: last record: 33, at 2026-11-21T15:32:00.032Z" "$T/v.err" &&
+    grep -qx "mcpctl: last checkpoint: records 1..20, made 2026-11-21T15:19:00.019Z" "$T/v.err"'
+verify_bad "... caught by the anchor taken before the cut" "$db" truncated 34 \
+    -c "$ANCHOR"
+check "... naming the records missing" \
+    grep -q "records 34\.\.50 are missing (truncated)" <<< "$(json "$T/v.json" 'd["error"]')"
+verify_bad "... and by the checkpoint line mcp-auditd logged" "$db" truncated 34 \
+    -c "$CP50"
+verify_ok "... while an anchor taken after the cut verifies" "$db" \
+    -c "$("$MCPCTL" -d "$db" audit anchor)"
+check "... anchored at 33" test "$(json "$T/v.json" 'd["anchor"]')" = 33
+"$MCPCTL" -d "$db" audit anchor -c "$ANCHOR" > "$T/a.out" 2>&1
+check "anchor, given the older anchor, refuses the cut log: exit 1" \
+    test "$?" -eq 1 -a -n "$(grep '^FAILED at seq 34 (truncated)' "$T/a.out")"
+
 db=$(fresh badsig)
 sql "$db" "UPDATE records SET sig = randomblob(64) WHERE seq = 9"
 verify_bad "a replaced signature" "$db" bad-signature 9
@@ -216,6 +295,10 @@ cp "$BASE" "$T/nokey/"
 check "no trusted key exits 2" test "$?" -eq 2
 "$MCPCTL" -d "$BASE" audit verify -c 40:zz > /dev/null 2>&1
 check "a malformed -c exits 2" test "$?" -eq 2
+"$MCPCTL" -d "$BASE" audit verify -c "audit checkpoint size=40 time=1" > /dev/null 2>&1
+check "a checkpoint line without its root exits 2" test "$?" -eq 2
+"$MCPCTL" -d "$BASE" audit anchor -q > /dev/null 2>&1
+check "anchor takes no -q: exit 2" test "$?" -eq 2
 "$MCPCTL" -d "$BASE" audit verify -k "$T/none.pub" > /dev/null 2>&1
 check "an unreadable -k exits 2" test "$?" -eq 2
 sqlite3 "$T/schema1.db" "CREATE TABLE meta (key TEXT PRIMARY KEY,
@@ -230,7 +313,7 @@ check "bad usage exits 2 with a usage line" \
 # --- the configuration -----------------------------------------------
 
 printf 'audit {\n\tdatabase "%s"\n}\n' "$BASE" > "$T/mcpd.conf"
-"$MCPCTL" -f "$T/mcpd.conf" audit verify -q
+"$MCPCTL" -f "$T/mcpd.conf" audit verify -q -c "$CP50"
 check "-f: the database named by the configuration" test "$?" -eq 0
 "$MCPCTL" -f "$T/none.conf" audit verify > /dev/null 2>&1
 check "verify without a configuration exits 2" test "$?" -eq 2
@@ -347,7 +430,8 @@ timeout 5 "$MCPCTL" -d "$db" audit tail -f -n 2 | head -n 1 > /dev/null
 rc=${PIPESTATUS[0]}
 check "tail -f stops when the reader of its pipe is gone, exit 0" \
     test "$rc" -eq 0
-verify_ok "the appended records verify" "$db"
+verify_ok "the appended records verify, anchored by the checkpoint before them" \
+    "$db" -c "$CP50"
 
 # --- keygen ----------------------------------------------------------
 

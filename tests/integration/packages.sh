@@ -50,7 +50,7 @@ trap cleanup EXIT
 test_host "$NETNS" "$HOSTIP" mcpph$$ mcppn$$
 ip netns exec "$NETNS" /usr/bin/python3 "$TOP/tests/integration/pkgserver.py" \
     "$HOSTIP" 8090 > "$T/pkgserver.log" 2>&1 &
-PID[pkgserver]=$!
+started pkgserver
 check "the package index is up" \
     wait_for 10 bash -c "exec 3<>/dev/tcp/$HOSTIP/8090" 2>/dev/null
 

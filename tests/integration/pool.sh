@@ -106,7 +106,7 @@ last_claim() {	# the container the newest claim of TENANT got
 gone() {	# gone ID: no container, runc state or cgroup of it is left
 	! runc --root "$RUN/runc" list -q 2>/dev/null | grep -qx "$1" &&
 	    [ ! -e "$RUN/runc/$1" ] &&
-	    ! ls -d /sys/fs/cgroup/*/"$CGP/$1" >/dev/null 2>&1
+	    [ -z "$(cg_ls "$CGP/$1")" ]
 }
 
 start auditd
@@ -171,15 +171,16 @@ cg=$CGP/$c3
 check "a run asking for less memory is served warm" \
     test "$(claims alice)" -gt "$before"
 check "its memory limit is in force in the container" \
-    test "$(cat /sys/fs/cgroup/memory/$cg/memory.limit_in_bytes)" = 67108864
-if [ -e /sys/fs/cgroup/memory/$cg/memory.memsw.limit_in_bytes ]; then
+    test "$(cg_limit $cg memory)" = 67108864
+if cg_unified && [ -e /sys/fs/cgroup/$cg/memory.swap.max ]; then
+	check "and it may not swap" \
+	    test "$(cat /sys/fs/cgroup/$cg/memory.swap.max)" = 0
+elif [ -e /sys/fs/cgroup/memory/$cg/memory.memsw.limit_in_bytes ]; then
 	check "and its swap limit, equal to it" test \
 	    "$(cat /sys/fs/cgroup/memory/$cg/memory.memsw.limit_in_bytes)" = 67108864
 fi
-check "its CPU quota is in force" \
-    test "$(cat /sys/fs/cgroup/cpu/$cg/cpu.cfs_quota_us)" = 50000
-check "its pids limit is in force" \
-    test "$(cat /sys/fs/cgroup/pids/$cg/pids.max)" = 16
+check "its CPU quota is in force" test "$(cg_limit $cg cpu)" = 50000
+check "its pids limit is in force" test "$(cg_limit $cg pids)" = 16
 wait "$lp"
 
 wait_for 20 eval '[ "$(ready host)" -eq 2 ]'
@@ -187,11 +188,15 @@ as alice run -m 64M -l python -c 'a = []
 while True: a.append(bytearray(8 << 20))'
 check "a warm container's lowered memory limit ends in an OOM ($RES)" \
     test "$(field flags)" = oom -a "$(field signal)" = 9
+pool_limits_kept() {	# every warm container still has the pool's limit
+	local id l
+	for id in $(pool_ids "$LOG"); do
+		l=$(cg_limit "$CGP/$id" memory)
+		[ -z "$l" ] || [ "$l" = 268435456 ] || return 1
+	done
+}
 check "the pool's own limit is untouched ($(ready host) ready)" \
-    eval 'for id in $(pool_ids "$LOG"); do
-	f=/sys/fs/cgroup/memory/$CGP/$id/memory.limit_in_bytes
-	[ ! -e "$f" ] || [ "$(cat "$f")" = 268435456 ] || exit 1
-    done'
+    pool_limits_kept
 
 wait_for 20 eval '[ "$(ready host)" -eq 2 ]'
 as alice run -T 1000 -l python -c 'while True: pass'
@@ -253,8 +258,7 @@ fi
 # while others' processes run gets groups of its own, whose timeout spares
 # those processes.
 procs() {	# procs ID: the processes in a container, all its groups
-	cat /sys/fs/cgroup/freezer/$CGP/$1/cgroup.procs \
-	    /sys/fs/cgroup/freezer/$CGP/$1/x*/cgroup.procs 2>/dev/null | wc -l
+	cg_procs "$CGP/$1"
 }
 sid=$(SBX -t bob create 2>/dev/null)
 as bob exec -S "$sid" -T 500 -c 'sleep 30 & sleep 30'
@@ -285,9 +289,8 @@ check "and the daemon is dead" \
     wait_for 5 eval '! pgrep -f "sleep 301" > /dev/null'
 sid=$(SBX -t bob create 2>/dev/null)
 as bob exec -S "$sid" -c 'sleep 302 > /dev/null 2>&1 & echo started'
-echo FROZEN > "/sys/fs/cgroup/freezer/$CGP/$sid/freezer.state"
-check "a frozen persistent sandbox ($(cat "/sys/fs/cgroup/freezer/$CGP/$sid/freezer.state"))" \
-    wait_for 5 grep -q FROZEN "/sys/fs/cgroup/freezer/$CGP/$sid/freezer.state"
+cg_freeze "$CGP/$sid"
+check "a frozen persistent sandbox" wait_for 5 cg_frozen "$CGP/$sid"
 timeout 60 "$B/tests/sbx" -u $MU -g $MU -s "$RUN/sandboxd.sock" -t bob \
     stop -S "$sid" > /dev/null 2>&1
 rc=$?
@@ -301,7 +304,7 @@ check "no container is left" test -z "$(runc --root "$RUN/runc" list -q)"
 check "no sandbox process is left" \
     wait_for 5 eval '[ -z "$(sandbox_pids_all)" ]'
 check "no cgroup is left" \
-    test -z "$(ls -d /sys/fs/cgroup/*/"$CGP"/* 2>/dev/null)"
+    test -z "$(cg_ls "$CGP/*")"
 check "auditd stops cleanly" stop auditd
 for f in "$T"/*.log; do
 	check "no sanitizer report in $(basename "$f")" \

@@ -6,12 +6,20 @@
  *
  *	peer [options] connect PATH [hello | ping | ping-audit | early]
  *	peer [options] serve PATH
+ *	peer [options] flood PATH N idle|half|hello [keep]
  *
  * -u uid, -g gid, -G gid	become this uid/gid (with one supplementary
  *				group) before connecting; needs root
  * -r role			claim this role (mcpd, sandboxd, ...)
  * -V version, -M magic	put these in the hello
  * -w seconds			how long to wait for an answer (default 5)
+ *
+ * flood opens N connections and holds them for the -w seconds: idle ones
+ * say nothing, half ones the first bytes of a hello, hello ones a whole
+ * hello (as the -r role); with keep, each one closed or refused is opened
+ * again 50 ms later.  It prints "connected N" once the first N connects
+ * are done, and at the end what became of them: "flood opened= refused=
+ * closed= open= close_ms=MIN-MAX", then "reason COUNT TEXT" per refusal.
  *
  * Exit status: 0 as expected, 1 error, 3 refused, 4 closed, 5 timed out.
  */
@@ -24,6 +32,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +243,156 @@ serve(int l, const char *path, uint32_t role, uint32_t version,
 	}
 }
 
+/* One connection of a flood. */
+struct flooder {
+	struct imsgbuf	 ib;
+	int		 open;
+	uint64_t	 since;		/* ms: connected, or closed */
+};
+
+struct flood_stats {
+	unsigned int	 opened, refused, closed;
+	uint64_t	 close_min, close_max;	/* ms after connecting */
+	char		 reasons[8][128];
+	unsigned int	 nreason[8];
+};
+
+static void
+flood_open(struct flooder *f, const char *path, int mode, uint32_t role,
+    struct flood_stats *st)
+{
+	struct proto_hello	 h;
+	struct imsg_hdr		 hdr;
+	int			 fd, tries = 0;
+
+	/* A full backlog makes us wait for the daemon to take some. */
+	while ((fd = sock_unix_connect(path)) == -1 && errno == EAGAIN &&
+	    ++tries < 1000)
+		usleep(2000);
+	if (fd == -1)
+		return;
+	imsgbuf_init(&f->ib, fd, 4096, 0);
+	f->open = 1;
+	f->since = mono_ms();
+	st->opened++;
+	if (mode == 0)
+		return;
+	proto_hello_init(&h, role);
+	if (mode == 1) {
+		/* A frame begun and never finished. */
+		memset(&hdr, 0, sizeof(hdr));
+		hdr.type = IMSG_HELLO;
+		hdr.len = IMSG_HEADER_SIZE + sizeof(h);
+		if (write(fd, &hdr, 10) != 10)
+			warn("flood: a half hello");
+		return;
+	}
+	imsg_compose(&f->ib, IMSG_HELLO, 0, -1, &h, sizeof(h));
+	(void)imsgbuf_flush(&f->ib);
+}
+
+static void
+flood_gone(struct flooder *f, struct flood_stats *st, const char *reason)
+{
+	uint64_t	 ms = mono_ms() - f->since;
+	int		 i;
+
+	imsgbuf_clear(&f->ib);
+	close(f->ib.fd);
+	f->open = 0;
+	f->since = mono_ms();
+	if (reason == NULL) {
+		st->closed++;
+		if (st->close_min == 0 || ms < st->close_min)
+			st->close_min = ms;
+		if (ms > st->close_max)
+			st->close_max = ms;
+		return;
+	}
+	st->refused++;
+	for (i = 0; i < 8; i++)
+		if (st->nreason[i] == 0 || strcmp(st->reasons[i], reason) == 0)
+			break;
+	if (i == 8)
+		return;
+	snprintf(st->reasons[i], sizeof(st->reasons[i]), "%s", reason);
+	st->nreason[i]++;
+}
+
+/* What came on an open connection: a refusal, the end, or nothing. */
+static void
+flood_read(struct flooder *f, struct flood_stats *st)
+{
+	struct proto_reject	 rej;
+	struct imsg		 imsg;
+	ssize_t			 n;
+
+	n = imsgbuf_read(&f->ib);
+	if (n == -1 && errno == EAGAIN)
+		return;
+	while (n > 0 && imsg_get(&f->ib, &imsg) == 1) {
+		if (imsg.hdr.type == IMSG_HELLO_REJECT &&
+		    proto_payload(imsg.data, imsg.datalen, &rej,
+		    sizeof(rej)) == 0) {
+			rej.reason[sizeof(rej.reason) - 1] = '\0';
+			imsg_free(&imsg);
+			flood_gone(f, st, rej.reason);
+			return;
+		}
+		imsg_free(&imsg);
+	}
+	if (n <= 0)
+		flood_gone(f, st, NULL);
+}
+
+static int
+flood(const char *path, int n, const char *how, int keep, uint32_t role)
+{
+	struct flooder		*fl;
+	struct flood_stats	 st;
+	struct pollfd		*pfd;
+	uint64_t		 end = mono_ms() + (uint64_t)wait_ms;
+	int			 mode, i, open = 0;
+
+	mode = strcmp(how, "idle") == 0 ? 0 : strcmp(how, "half") == 0 ? 1 :
+	    strcmp(how, "hello") == 0 ? 2 : -1;
+	if (n < 1 || n > 4096 || mode == -1)
+		errx(1, "flood: N from 1 to 4096, and idle, half or hello");
+	memset(&st, 0, sizeof(st));
+	fl = calloc((size_t)n, sizeof(*fl));
+	pfd = calloc((size_t)n, sizeof(*pfd));
+	if (fl == NULL || pfd == NULL)
+		err(1, "calloc");
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; i < n; i++)
+		flood_open(&fl[i], path, mode, role, &st);
+	printf("connected %u\n", st.opened);
+	while (mono_ms() < end) {
+		for (i = 0; i < n; i++) {
+			if (!fl[i].open && keep &&
+			    mono_ms() - fl[i].since >= 50)
+				flood_open(&fl[i], path, mode, role, &st);
+			pfd[i].fd = fl[i].open ? fl[i].ib.fd : -1;
+			pfd[i].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)n, 50) == -1 && errno != EINTR)
+			err(1, "poll");
+		for (i = 0; i < n; i++)
+			if (fl[i].open && (pfd[i].revents & (POLLIN | POLLHUP |
+			    POLLERR)))
+				flood_read(&fl[i], &st);
+	}
+	for (i = 0; i < n; i++)
+		open += fl[i].open;
+	printf("flood opened=%u refused=%u closed=%u open=%d "
+	    "close_ms=%llu-%llu\n", st.opened, st.refused, st.closed, open,
+	    (unsigned long long)st.close_min,
+	    (unsigned long long)st.close_max);
+	for (i = 0; i < 8 && st.nreason[i] > 0; i++)
+		printf("reason %u %s\n", st.nreason[i], st.reasons[i]);
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -288,6 +447,13 @@ main(int argc, char *argv[])
 		return serve(fd, argv[1], role, version, magic);
 	}
 	become(uid, gid, supp);
+	if (strcmp(argv[0], "flood") == 0) {
+		if (argc < 4)
+			errx(1, "usage: peer [options] flood PATH N "
+			    "idle|half|hello [keep]");
+		return flood(argv[1], atoi(argv[2]), argv[3], argc > 4 &&
+		    strcmp(argv[4], "keep") == 0, role);
+	}
 
 	action = argc > 2 ? argv[2] : "hello";
 	if ((fd = sock_unix_connect(argv[1])) == -1) {

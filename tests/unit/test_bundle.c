@@ -1,7 +1,8 @@
 /*
  * OCI bundles, the seccomp profile and the host image (sandboxd/bundle.c,
- * profile.c, image.c): the generated configuration field by field, then,
- * as root with runc, real containers made from it and probed from inside.
+ * image.c; common/imgtree.c): the generated configuration field by field,
+ * then, as root with runc, real containers made from it and probed from
+ * inside.
  */
 #include <sys/types.h>
 #include <sys/mount.h>
@@ -32,6 +33,7 @@
 #include <jansson.h>
 #include <seccomp.h>
 
+#include "imgtree.h"
 #include "policy.h"
 #include "util.h"
 #include "../../sandboxd/bundle.h"
@@ -831,6 +833,12 @@ test_config(void)
 	ok(rlimit_of(c, "RLIMIT_CORE", "hard") == 0, "RLIMIT_CORE 0");
 	ok(rlimit_of(c, "RLIMIT_FSIZE", "soft") == (json_int_t)(2 * lim.disk),
 	    "RLIMIT_FSIZE is twice the disk limit: the quota speaks first");
+	ok(rlimit_of(c, "RLIMIT_MSGQUEUE", "hard") == 0 &&
+	    rlimit_of(c, "RLIMIT_MSGQUEUE", "soft") == 0,
+	    "RLIMIT_MSGQUEUE 0: root's is the host's, and too small to share");
+	ok(rlimit_of(c, "RLIMIT_SIGPENDING", "hard") == 1024 &&
+	    rlimit_of(c, "RLIMIT_SIGPENDING", "soft") == 1024,
+	    "RLIMIT_SIGPENDING 1024: a sandbox's share of root's");
 	ok(strcmp(jstr(c, "root.path"), host.rootfs) == 0 &&
 	    json_is_true(jget(c, "root.readonly")), "read-only host rootfs");
 	ok(strcmp(jstr(c, "hostname"), "sandbox") == 0, "hostname");
@@ -850,6 +858,8 @@ test_config(void)
 	json_array_foreach(json_object_get(m, "options"), i, v)
 		good &= strncmp(json_string_value(v), "gid=", 4) != 0;
 	ok(good, "/dev/pts without gid=");
+	ok(m != NULL && mount_opt(m, "max=64"),
+	    "/dev/pts holds at most 64 ptys of the host's kernel.pty.max");
 	m = mount_at(c, "/dev/shm");
 	ok(m != NULL && mount_opt(m, "noexec") && mount_opt(m, "mode=1777") &&
 	    mount_opt(m, "size=64m") && mount_opt(m, "nr_inodes=4096"),
@@ -1224,7 +1234,10 @@ test_seccomp(void)
 		"process_vm_writev", "kcmp", "pidfd_getfd", "keyctl",
 		"add_key", "request_key", "bpf", "perf_event_open",
 		"userfaultfd", "io_uring_setup", "io_uring_enter",
-		"io_uring_register", "kexec_load", "kexec_file_load",
+		"io_uring_register", "io_setup", "io_submit", "io_getevents",
+		"io_pgetevents", "io_cancel", "io_destroy", "inotify_init",
+		"inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+		"kexec_load", "kexec_file_load",
 		"init_module", "finit_module", "delete_module",
 		"open_by_handle_at", "name_to_handle_at", "clock_settime",
 		"clock_adjtime", "settimeofday", "adjtimex", "stime", "acct",
@@ -1242,8 +1255,8 @@ test_seccomp(void)
 		"waitid", "prctl", "setsid", "getrandom", "memfd_create",
 		"copy_file_range", "sendfile", "splice", "fallocate",
 		"timerfd_create", "timerfd_settime", "timerfd_gettime",
-		"eventfd2", "signalfd4", "inotify_init1", "inotify_add_watch",
-		"inotify_rm_watch", "sched_getaffinity", "sched_setaffinity",
+		"eventfd2", "signalfd4", "sched_getaffinity",
+		"sched_setaffinity",
 		"sched_yield", "prlimit64", "set_robust_list",
 		"get_robust_list", "membarrier", "madvise", "mprotect",
 		"pkey_alloc", "pkey_free", "pkey_mprotect", "arch_prctl",
@@ -1411,21 +1424,39 @@ runc_list(void)
 	return out;
 }
 
+/* The test's groups of a container (id) or all (NULL), removed or not. */
+static int
+cg_left(const char *id, int remove)
+{
+	const char	*top[] = { "/sys/fs/cgroup/*/", "/sys/fs/cgroup/" };
+	char		 pat[PATH_MAX];
+	glob_t		 g;
+	size_t		 i, j;
+	int		 n = 0;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(pat, sizeof(pat), "%s" TEST_CGROUP "%s%s", top[i],
+		    id != NULL ? "/" : "", id != NULL ? id : "");
+		if (glob(pat, GLOB_ONLYDIR, NULL, &g) == 0)
+			for (j = 0; j < g.gl_pathc; j++, n++)
+				if (remove)
+					rmdir(g.gl_pathv[j]);
+		globfree(&g);
+	}
+	return n;
+}
+
 /* Delete the container and check that nothing of it is left. */
 static void
 ctr_gone(const char *name, const char *id)
 {
 	char	*argv[] = { (char *)RUNC, (char *)"--root", runc_root,
 		    (char *)"delete", (char *)"-f", (char *)id, NULL };
-	char	 pat[PATH_MAX];
 	char	*l;
-	glob_t	 g;
 	int	 left;
 
 	run(argv, NULL, 30);
-	snprintf(pat, sizeof(pat), "/sys/fs/cgroup/*/" TEST_CGROUP "/%s", id);
-	left = glob(pat, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
-	globfree(&g);
+	left = cg_left(id, 0);
 	l = runc_list();
 	ok(strcmp(l, "") == 0 && left == 0,
 	    "%s: no container and no cgroup left", name);
@@ -1680,8 +1711,8 @@ test_runc_probe(const char *how, int compiled, char **outp)
 		"close_range", "statx", "faccessat2", "epoll_pwait2",
 		"pidfd_open", "pidfd_send_signal", "getrandom", "memfd_create",
 		"fallocate", "copy_file_range", "sendfile", "splice",
-		"timerfd_create", "eventfd2", "signalfd4", "inotify_init1",
-		"inotify_add_watch", "sched_getaffinity", "sched_yield",
+		"timerfd_create", "eventfd2", "signalfd4",
+		"sched_getaffinity", "sched_yield",
 		"prlimit64", "get_robust_list", "membarrier", "mprotect",
 		"madvise", "pkey_alloc", "arch_prctl", "futex", "futex_waitv",
 		"prctl", "rseq", "personality-query", "personality-linux32",
@@ -1695,7 +1726,9 @@ test_runc_probe(const char *how, int compiled, char **outp)
 		"process_vm_readv", "process_vm_writev", "kcmp",
 		"pidfd_getfd", "keyctl", "add_key", "request_key", "bpf",
 		"perf_event_open", "userfaultfd", "io_uring_setup",
-		"io_uring_enter", "io_uring_register", "kexec_load",
+		"io_uring_enter", "io_uring_register", "io_setup",
+		"io_submit", "io_getevents", "io_destroy", "inotify_init",
+		"inotify_init1", "inotify_add_watch", "kexec_load",
 		"kexec_file_load", "init_module", "finit_module",
 		"delete_module", "name_to_handle_at", "open_by_handle_at",
 		"personality-addr-no-randomize",
@@ -1854,7 +1887,7 @@ test_runc_rootfs(void)
 	free(out);
 }
 
-/* A number from the cgroup file of a container, or -1. */
+/* A number from the cgroup file of a container (ctrl NULL: v2), or -1. */
 static long long
 read_cg(const char *ctrl, const char *id, const char *file)
 {
@@ -1862,8 +1895,8 @@ read_cg(const char *ctrl, const char *id, const char *file)
 	char	*s;
 	long long v;
 
-	snprintf(p, sizeof(p), "/sys/fs/cgroup/%s/" TEST_CGROUP "/%s/%s", ctrl,
-	    id, file);
+	snprintf(p, sizeof(p), "/sys/fs/cgroup/%s%s" TEST_CGROUP "/%s/%s",
+	    ctrl != NULL ? ctrl : "", ctrl != NULL ? "/" : "", id, file);
 	if ((s = read_file(p)) == NULL)
 		return -1;
 	v = atoll(s);
@@ -1881,7 +1914,7 @@ test_runc_in_use(void)
 	const char	*args[] = { "/bin/sleep", "60", NULL };
 	struct image_host h2;
 	struct bundle	 b;
-	char		 id[33], dir[PATH_MAX], err[256];
+	char		 id[33], dir[PATH_MAX], dir2[PATH_MAX], err[256];
 	char		*out, *l;
 	char		*argv[] = { (char *)RUNC, (char *)"--root", runc_root,
 			    (char *)"run", (char *)"-d", (char *)"--bundle",
@@ -1911,6 +1944,21 @@ test_runc_in_use(void)
 		ok(read_cg("cpu", id, "cpu.cfs_quota_us") == 50000 &&
 		    read_cg("cpu", id, "cpu.cfs_period_us") == 100000,
 		    "cgroup: cpu quota 50000 per 100000");
+	} else if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+		ok(read_cg(NULL, id, "memory.max") == (long long)lim.memory,
+		    "cgroup v2: memory.max");
+		/* atoll() would read "max" as 0 too. */
+		snprintf(dir2, sizeof(dir2), "/sys/fs/cgroup/" TEST_CGROUP
+		    "/%s/memory.swap.max", id);
+		if ((out = read_file(dir2)) != NULL)
+			ok(strcmp(out, "0\n") == 0,
+			    "cgroup v2: memory.swap.max 0 (%s)", out);
+		free(out);
+		ok(read_cg(NULL, id, "pids.max") == lim.pids,
+		    "cgroup v2: pids.max");
+		/* "50000 100000": the quota, then the period. */
+		ok(read_cg(NULL, id, "cpu.max") == 50000,
+		    "cgroup v2: cpu quota 50000");
 	}
 	ok(image_host_prepare(path("images/host"), &h2, err,
 	    sizeof(err)) == 0, "host image rebuilt under a running container");
@@ -2003,15 +2051,8 @@ main(void)
 		test_runc_runtimes();
 	}
 
-	if (why == NULL) {
-		glob_t	 g;
-		size_t	 i;
-
-		if (glob("/sys/fs/cgroup/*/" TEST_CGROUP, 0, NULL, &g) == 0)
-			for (i = 0; i < g.gl_pathc; i++)
-				rmdir(g.gl_pathv[i]);
-		globfree(&g);
-	}
+	if (why == NULL)
+		(void)cg_left(NULL, 1);
 	rm_rf(tmp);
 	return tap_done();
 }

@@ -521,7 +521,7 @@ test_list(void)
 static void
 test_names(void)
 {
-	char	 long_name[POLICY_NAME_MAX + 1];
+	char	 long_name[NAME_LEN + 1];
 
 	memset(long_name, 'a', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';

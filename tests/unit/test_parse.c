@@ -1255,18 +1255,18 @@ test_names(void)
 {
 	char	 longname[80];
 
-	ok(policy_valid_name("a") && policy_valid_name("py3.11_x-y") &&
-	    policy_valid_name("_mcpd") && policy_valid_name("0"),
+	ok(name_valid("a") && name_valid("py3.11_x-y") &&
+	    name_valid("_mcpd") && name_valid("0"),
 	    "valid names");
 	memset(longname, 'a', sizeof(longname));
 	longname[63] = '\0';
-	ok(policy_valid_name(longname), "63 characters allowed");
+	ok(name_valid(longname), "63 characters allowed");
 	longname[63] = 'a';
 	longname[64] = '\0';
-	ok(!policy_valid_name(longname), "64 characters refused");
-	ok(!policy_valid_name("") && !policy_valid_name("-a") &&
-	    !policy_valid_name(".a") && !policy_valid_name("a b") &&
-	    !policy_valid_name("a/b") && !policy_valid_name("caf\xc3\xa9"),
+	ok(!name_valid(longname), "64 characters refused");
+	ok(!name_valid("") && !name_valid("-a") &&
+	    !name_valid(".a") && !name_valid("a b") &&
+	    !name_valid("a/b") && !name_valid("caf\xc3\xa9"),
 	    "invalid names");
 }
 

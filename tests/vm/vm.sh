@@ -98,7 +98,7 @@ fi
 	echo "VMB=$VMB"
 	# Emulation is about ten times slower than the host: the tries of a
 	# wait take longer, and twice as many are allowed.
-	echo "WAIT_SCALE=${WAIT_SCALE:-2}"
+	echo "TIME_SCALE=${TIME_SCALE:-2}"
 } > "$OUT/vm.env"
 
 if [ "${1:-}" = --shell ]; then

@@ -9,7 +9,7 @@ set -u
 OUT=/mnt/out
 STATE=/var/lib/mcpd-vmtest
 . "$OUT/vm.env"
-export VM_DIST VM_CGROUP VMB WAIT_SCALE
+export VM_DIST VM_CGROUP VMB TIME_SCALE
 export TOP=/mnt/src B=/mnt/src/$VMB
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mkdir -p "$STATE"

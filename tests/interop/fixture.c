@@ -1,9 +1,9 @@
 /*
- * The fixtures the official MCP conformance suite calls: tools, resources,
- * prompts and completions with the exact names and answers its scenarios
- * check.  They exist only in the test build (make builds it as
- * mcpd-conformance, with MCPD_CONFORMANCE defined); the product's lists
- * never show them.
+ * mcpd-conformance: mcpd with the fixtures the official MCP conformance
+ * suite calls: tools, resources, prompts and completions with the exact
+ * names and answers its scenarios check.  They exist only in this test
+ * build, which main() below registers them in (struct mcp_extension);
+ * the product mcpd is built without this file.
  */
 #include <sys/types.h>
 
@@ -16,72 +16,13 @@
 #include <jansson.h>
 #include <sodium.h>
 
-#include "jsonrpc.h"
 #include "log.h"
-#include "mcp.h"
-#include "mcpd.h"
-#include "resources.h"
-#include "tasks.h"
-#include "tools.h"
 #include "util.h"
-
-#ifndef MCPD_CONFORMANCE
-
-struct tool *
-fixture_tools(size_t *n)
-{
-	*n = 0;
-	return NULL;
-}
-
-int
-fixture_tools_change(void)
-{
-	return 0;
-}
-
-int
-prompts_exist(void)
-{
-	return 0;
-}
-
-void
-prompts_list(struct mcp_req *req)
-{
-	mcp_error(req, RPC_METHOD_NOT_FOUND, NULL, "Method not found");
-}
-
-void
-prompts_get(struct mcp_req *req)
-{
-	mcp_error(req, RPC_METHOD_NOT_FOUND, NULL, "Method not found");
-}
-
-void
-fixture_resources(struct mcp_req *req, json_t *list)
-{
-}
-
-void
-fixture_templates(struct mcp_req *req, json_t *list)
-{
-}
-
-int
-fixture_read(struct mcp_req *req, const char *uri)
-{
-	return 0;
-}
-
-int
-fixture_complete(struct mcp_req *req, json_t *ref, const char *name,
-    const char *value)
-{
-	return 0;
-}
-
-#else /* MCPD_CONFORMANCE */
+#include "../../mcpd/jsonrpc.h"
+#include "../../mcpd/mcp.h"
+#include "../../mcpd/mcpd.h"
+#include "../../mcpd/tasks.h"
+#include "../../mcpd/tools.h"
 
 #define PNG	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8" \
 		"z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -1109,29 +1050,10 @@ static struct tool fixtures[] = {
 	    "[\"region\"]}", fx_custom_header, T_MODERN),
 };
 
-struct tool *
-fixture_tools(size_t *n)
-{
-	*n = nitems(fixtures);
-	return fixtures;
-}
-
-int
-fixture_tools_change(void)
-{
-	return 1;
-}
-
 /* --- Prompts -------------------------------------------------------- */
 
-int
-prompts_exist(void)
-{
-	return 1;
-}
-
-void
-prompts_list(struct mcp_req *req)
+static void
+fixture_prompts_list(struct mcp_req *req)
 {
 	json_t	*list, *res;
 
@@ -1172,8 +1094,8 @@ user_text(const char *s)
 	    "type", "text", "text", s);
 }
 
-void
-prompts_get(struct mcp_req *req)
+static void
+fixture_prompts_get(struct mcp_req *req)
 {
 	const char	*name = json_string_value(json_object_get(req->params,
 			    "name"));
@@ -1245,7 +1167,7 @@ prompts_get(struct mcp_req *req)
 
 /* --- Resources ------------------------------------------------------ */
 
-void
+static void
 fixture_resources(struct mcp_req *req, json_t *list)
 {
 	json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:s}",
@@ -1264,7 +1186,7 @@ fixture_resources(struct mcp_req *req, json_t *list)
 	    "text/plain"));
 }
 
-void
+static void
 fixture_templates(struct mcp_req *req, json_t *list)
 {
 	json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:s}",
@@ -1289,7 +1211,7 @@ read_one(struct mcp_req *req, const char *uri, const char *mime,
 	mcp_result(req, res);
 }
 
-int
+static int
 fixture_read(struct mcp_req *req, const char *uri)
 {
 	const char	*p, *end;
@@ -1319,7 +1241,7 @@ fixture_read(struct mcp_req *req, const char *uri)
 	return 1;
 }
 
-int
+static int
 fixture_complete(struct mcp_req *req, json_t *ref, const char *name,
     const char *value)
 {
@@ -1332,4 +1254,23 @@ fixture_complete(struct mcp_req *req, json_t *ref, const char *name,
 	return 1;
 }
 
-#endif /* MCPD_CONFORMANCE */
+/* --- Registration --------------------------------------------------- */
+
+static const struct mcp_extension fixture_extension = {
+	.tools = fixtures,
+	.ntools = nitems(fixtures),
+	.tools_change = 1,
+	.resources = fixture_resources,
+	.templates = fixture_templates,
+	.read = fixture_read,
+	.complete = fixture_complete,
+	.prompts_list = fixture_prompts_list,
+	.prompts_get = fixture_prompts_get,
+};
+
+int
+main(int argc, char *argv[])
+{
+	mcp_extend(&fixture_extension);
+	return mcpd_main(argc, argv);
+}

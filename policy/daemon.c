@@ -58,6 +58,9 @@ daemon_init(struct daemon *d, const char *name, int argc, char *argv[])
 {
 	int	 ch;
 
+	/* As systemd does; before sandboxd's fork, for its helper too. */
+	if (sigmask_clear() == -1)
+		fatal("sigprocmask");
 	memset(d, 0, sizeof(*d));
 	d->name = name;
 	d->conffile = MCPD_CONF;
@@ -281,6 +284,17 @@ daemon_listen_unix(struct daemon *d, const char *fdname, const char *path,
 	return fd;
 }
 
+/* A new directory gets mode itself: under UMask=0077 mkdir would not. */
+static void
+daemon_mkdir_one(const char *path, mode_t mode)
+{
+	if (mkdir(path, mode) == 0) {
+		if (chmod(path, mode) == -1)
+			fatal("chmod %s", path);
+	} else if (errno != EEXIST)
+		fatal("mkdir %s", path);
+}
+
 void
 daemon_mkdir(const char *path, mode_t mode)
 {
@@ -292,10 +306,30 @@ daemon_mkdir(const char *path, mode_t mode)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(tmp, 0755) == -1 && errno != EEXIST)
-			fatal("mkdir %s", tmp);
+		daemon_mkdir_one(tmp, 0755);
 		*p = '/';
 	}
-	if (mkdir(tmp, mode) == -1 && errno != EEXIST)
-		fatal("mkdir %s", tmp);
+	daemon_mkdir_one(tmp, mode);
+}
+
+void
+daemon_mkdir_own(const char *path, mode_t mode)
+{
+	struct stat	 st;
+
+	daemon_mkdir(path, mode);
+	if (lstat(path, &st) == -1)
+		fatal("%s", path);
+	if (!S_ISDIR(st.st_mode))
+		fatalx("%s: not a directory", path);
+	if ((st.st_mode & 0777 & ~mode) == 0)
+		return;
+	if ((geteuid() != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & S_ISVTX))
+		log_warnx("%s: mode %04o, wider than %04o, left as it is: it "
+		    "is %s", path, (unsigned)(st.st_mode & 07777),
+		    (unsigned)mode, (st.st_mode & S_ISVTX) ? "sticky, a shared "
+		    "directory" : "another user's");
+	else if (path_tighten(path, mode) == -1)
+		fatalx("cannot tighten the mode of %s", path);
 }

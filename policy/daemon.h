@@ -47,8 +47,9 @@ struct daemon {
 };
 
 /*
- * Parse the command line and load the configuration; with -n, report and
- * exit.  Returns with the configuration loaded and logging set up.
+ * Clear the signal mask inherited, parse the command line and load the
+ * configuration; with -n, report and exit.  Returns with the
+ * configuration loaded and logging set up.
  */
 void	 daemon_init(struct daemon *, const char *, int, char *[]);
 /* Detach unless -d; done once, also by daemon_start(). */
@@ -79,7 +80,18 @@ void	 daemon_free(struct daemon *);
  */
 int	 daemon_listen_unix(struct daemon *, const char *, const char *,
 	    mode_t, uid_t, gid_t);
-/* mkdir -p with the last component's mode; fatal on failure. */
+/*
+ * mkdir -p with the last component's mode (the others 0755), whatever the
+ * umask; what is there already is left as it is.  Fatal on failure.
+ */
 void	 daemon_mkdir(const char *, mode_t);
+/*
+ * daemon_mkdir() of a directory that is the suite's own (the run and
+ * state directories, the audit log's): if it is there with bits mode does
+ * not have, as an older version made it, they are taken away and the log
+ * says so.  One that is sticky (shared, as /tmp), or that is another
+ * user's when the caller is not root, is left as it is, with a warning.
+ */
+void	 daemon_mkdir_own(const char *, mode_t);
 
 #endif
