@@ -70,7 +70,8 @@ fi
 TIMES="image $((SECONDS - t)) s ($IMG_BUILT)"
 while read -r p v; do
 	case $p in
-	runc|systemd|nodejs|gcc-1[0-9]|linux-image-[0-9]*) diag "  $p $v" ;;
+	runc|systemd|nodejs|gcc-1[0-9]|linux-image-cloud-amd64)
+		diag "  $p $v" ;;
 	esac
 done < "$IMG/versions"
 

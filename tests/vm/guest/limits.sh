@@ -69,11 +69,13 @@ sleeper() {
 }
 within 60 eval '[ -n "$(sleeper)" ]'
 sp=$(sleeper)
-limit_of() {	# limit_of FILE: the value nearest the sleeper's group
+# limit_of FILE: the limit nearest the sleeper's group ("max" is none),
+# and the group that sets it.
+limit_of() {
 	local cg
 	cg=/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$sp/cgroup")
 	while [ "$cg" != /sys/fs/cgroup ]; do
-		if [ -f "$cg/$1" ] && [ "$(cat "$cg/$1")" != max ]; then
+		if [ -f "$cg/$1" ] && [[ "$(cat "$cg/$1")" != max* ]]; then
 			echo "$(cat "$cg/$1") in ${cg#/sys/fs/cgroup}"
 			return
 		fi
@@ -87,7 +89,6 @@ if [ "$VM_CGROUP" = v2 ]; then
 	v=$(limit_of memory.max)
 	check "its memory limit: memory.max ($v)" test "${v%% *}" = 67108864
 	v=$(limit_of memory.swap.max)
-	v0=$(sed -n 's/^0:://p' "/proc/$sp/cgroup")
 	check "and no swap: memory.swap.max ($v)" \
 	    eval '[ "${v%% *}" = 0 ] || [ -z "$v" -a ! -e /sys/fs/cgroup/memory.swap.max ]'
 	v=$(limit_of pids.max)
