@@ -20,11 +20,17 @@
 . "$TOP/tests/vm/lib/machine.sh"
 case $B in /*) ;; *) B=$TOP/$B ;; esac
 
+MODE=test
+[ "${1:-}" = --shell ] && MODE=shell
 CASES=("the $VM_DIST guest image" "the suite built for the guest"
     "the guest boots with the tree shared" "phase 1 in the guest"
     "phase 2 in the guest, after its reboot")
 skip_all() {	# skip_all REASON: every case skipped, saying why
 	local c
+	if [ "$MODE" = shell ]; then
+		echo "vm-shell: $1" >&2
+		exit 1
+	fi
 	for c in "${CASES[@]}"; do
 		ok "$c # SKIP $1"
 	done
@@ -32,15 +38,14 @@ skip_all() {	# skip_all REASON: every case skipped, saying why
 	exit 0
 }
 
-if [ "${1:-}" = --shell ]; then
+if [ "$MODE" = shell ]; then
 	why=$(vm_unable)
-	[ -z "$why" ] || { echo "vm-shell: $why" >&2; exit 1; }
+	[ -z "$why" ] || skip_all "$why"
 	OUT=$B/vm-shell
 else
 	OUT=$B/test-logs/vm
 	if [ "$(basename "$B")" = build-san ] && [ -z "${VM_CHECK:-}" ]; then
-		skip_all "the VM test builds its own tree for the guest and" \
-		    "runs in the release pass of make check (VM_CHECK=1 forces it)"
+		skip_all "the VM test builds its own tree for the guest and runs in the release pass of make check (VM_CHECK=1 forces it)"
 	fi
 	[ "${VM_CHECK:-}" = 0 ] && skip_all "VM_CHECK=0"
 	why=$(vm_unable)
@@ -54,9 +59,9 @@ T0=$SECONDS
 
 if ! vm_image_cached; then
 	reach=$(curl -s -m 20 -o /dev/null -w '%{http_code}' \
-	    "$(vm_mirror debian)/dists/$VM_DIST/InRelease")
+	    "$VM_MIRROR/dists/$VM_DIST/InRelease")
 	[ "$reach" = 200 ] ||
-	    skip_all "no image cached, and the Debian mirror is unreachable"
+	    skip_all "no image cached, and the Debian mirror $VM_MIRROR is unreachable"
 fi
 t=$SECONDS
 if vm_image > "$OUT/image.log" 2>&1; then
@@ -102,7 +107,7 @@ fi
 	echo "TIME_SCALE=${TIME_SCALE:-2}"
 } > "$OUT/vm.env"
 
-if [ "${1:-}" = --shell ]; then
+if [ "$MODE" = shell ]; then
 	echo "vm-shell: root has no password; the tree is at /mnt/src" \
 	    "(read-only), $OUT at /mnt/out; poweroff ends it, or Ctrl-A X" >&2
 	vm_boot shell "$OUT"
