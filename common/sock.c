@@ -29,7 +29,7 @@ sock_addr(const char *path, struct sockaddr_un *sun)
 }
 
 /* 1 when a live process answers on path. */
-static int
+int
 sock_in_use(const char *path)
 {
 	struct sockaddr_un	 sun;

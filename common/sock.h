@@ -19,6 +19,7 @@
  * sock_listen() once it has become the user it will serve as.
  */
 int	 sock_unix_bind(const char *, mode_t, uid_t, gid_t);
+int	 sock_in_use(const char *);
 /*
  * listen(2), also on a socket systemd passed (listening again stamps our
  * own credentials on it).  0, or -1 after logging why.

@@ -8,6 +8,7 @@
  * seccomp allowlist without execve or mount, and serves requests.
  */
 #include <sys/types.h>
+#include <sys/file.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,8 @@
 
 /* Every uid's, any one uid's, and mcpd's and mcpctl's besides. */
 #define SANDBOXD_MAXCONNS	256
+#define SANDBOXD_LOCK		"sandboxd.lock"	/* in the run directory */
+#define SANDBOXD_LOCK_WAIT_MS	30000
 #define SANDBOXD_MAXPERUID	16
 #define SANDBOXD_MAXRESERVED	32
 #define RELAY_TIMEOUT_MS	5000
@@ -417,6 +421,45 @@ sandboxd_reloaded(struct daemon *d)
 	pool_fill();
 }
 
+/*
+ * One instance for a run directory, the helper of one that is stopping
+ * included: each helper starts by deleting every container of the run
+ * directory, and stops by doing it again, so a second instance would end
+ * the first's sandboxes, and a stopping one a new instance's.  The lock
+ * is held by the main process and, through fork, by the helper, until
+ * both are gone.  One still listening is refused at once; one on its way
+ * out is waited for.
+ */
+static void
+sandboxd_lock(const struct policy *conf)
+{
+	char	 path[PATH_MAX];
+	int	 fd, i;
+
+	if (str_fmt(path, sizeof(path), "%s/%s", conf->run_dir,
+	    SANDBOXD_LOCK) == -1)
+		fatalx("%s: path too long", conf->run_dir);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) == -1)
+		fatal("%s", path);
+	for (i = 0; flock(fd, LOCK_EX | LOCK_NB) == -1; i++) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			fatal("flock %s", path);
+		if (sock_in_use(conf->sandbox_socket))
+			fatalx("%s: another instance is already listening",
+			    conf->sandbox_socket);
+		if (i * 50 >= SANDBOXD_LOCK_WAIT_MS)
+			fatalx("the mcp-sandboxd that last used %s has not "
+			    "finished in %d s", conf->run_dir,
+			    SANDBOXD_LOCK_WAIT_MS / 1000);
+		if (i == 0)
+			log_info("waiting for the mcp-sandboxd that last used "
+			    "%s to finish", conf->run_dir);
+		usleep(50 * 1000);
+	}
+	/* Held until the process and its helper are gone. */
+}
+
 /* Fork the privileged helper while the process is still whole. */
 static int
 sandboxd_fork_priv(void)
@@ -497,6 +540,7 @@ main(int argc, char *argv[])
 	/* The containers' uids pass through both, and others list neither. */
 	daemon_mkdir_own(conf->run_dir, 0711);
 	daemon_mkdir_own(conf->state_dir, 0711);
+	sandboxd_lock(conf);
 	/* Under systemd, into a leaf of our group before the helper forks. */
 	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1)
 		fatalx("cgroups: %s", err);

@@ -150,6 +150,12 @@ sandbox_pids() {
 	done
 }
 
+# audit_anchor: auditd's last "audit checkpoint" line in $T/auditd.log,
+# the external checkpoint mcpctl audit verify -c takes.
+audit_anchor() {
+	grep 'audit checkpoint size=' "$T/auditd.log" | tail -1
+}
+
 # The cgroup parent sandboxd uses for a run directory other than the
 # default: mcpd-<the first 8 hex digits of its SHA-256>.
 cg_parent() {	# cg_parent RUN_DIR

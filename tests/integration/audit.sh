@@ -304,7 +304,7 @@ check "verify: the live log is whole, but with no -c not anchored: exit 3 ($VOUT
 verify -f "$CONF" audit verify -c "$(last_checkpoint)"
 check "verify -c with the last checkpoint from the log ($(last_checkpoint | cut -c1-20)...)" \
     test "$VRC" -eq 0
-verify -f "$CONF" audit verify -c "$(grep 'audit checkpoint size=' "$T/auditd.log" | tail -1)"
+verify -f "$CONF" audit verify -c "$(audit_anchor)"
 check "verify -c with the log's checkpoint line as it is: anchored ($(sed -n 3p <<< "$VOUT"))" \
     test "$VRC" -eq 0 -a -n "$(grep '^anchored by the checkpoint given with -c for records 1\.\.[0-9]*, made 20' <<< "$VOUT")"
 out=$(setpriv --reuid=$RU --regid=$RU --groups=$AU "$CTL" -d "$DB" audit verify -c "$(last_checkpoint)" 2>&1)

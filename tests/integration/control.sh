@@ -214,8 +214,7 @@ check "the list has alice's other sandbox alone" \
 check "each kill is in the audit log, by mcpctl, with the signal" \
     test "$(grep -c 'intent .*signal=KILL by=mcpctl uid=0' "$T/audit")" -eq 3
 diag_file "$T/audit"
-"$MCPCTL" -f "$CONF" audit verify > /dev/null 2>&1 \
-    -c "$(grep 'audit checkpoint size=' "$T/auditd.log" | tail -1)"
+"$MCPCTL" -f "$CONF" audit verify -c "$(audit_anchor)" > /dev/null 2>&1
 check "the audit log verifies, anchored by auditd's last checkpoint line" \
     test $? -eq 0
 

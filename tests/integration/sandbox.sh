@@ -594,6 +594,19 @@ check "once auditd is back, work resumes ($RES)" test "$OUT" = 1
 
 as alice write -S "$ID" -D 'kept' keep.txt
 as alice exec -S "$ID" -c 'nohup sleep 600 > /dev/null 2>&1 &'
+
+# A second sandboxd on the same run directory is refused before it
+# touches anything: the first's containers and processes live on.
+before=$(runc --root "$RUN/runc" list -q | sort)
+out=$(timeout 60 "$B/mcp-sandboxd" -d -f "$CONF" 2>&1)
+rc=$?
+check "a second sandboxd refuses to start (exit $rc)" \
+    eval '[ $rc -eq 1 ] && grep -q "another instance is already listening" <<< "$out"'
+check "and the first's containers are all there" \
+    test "$(runc --root "$RUN/runc" list -q | sort)" = "$before"
+as alice exec -S "$ID" -c 'pgrep -x sleep > /dev/null && echo alive'
+check "the sandbox's background process lives on ($OUT)" test "$OUT" = alive
+
 check "sandboxd stops cleanly" stop sandboxd
 check_clean "sandboxd's shutdown"
 check "no loop device is left" \
@@ -612,6 +625,21 @@ check "its output log did not: it lives in memory only ($RES)" \
     "$(field mtime)" = 0
 as alice exec -S "$ID" -c 'pgrep sleep || echo "no sleep"'
 check "its processes did not, as documented ($OUT)" test "$OUT" = "no sleep"
+
+# Killed, sandboxd leaves its helper to delete its containers; one started
+# at once waits for that helper rather than race it, which would delete
+# the new one's containers as well.
+for round in 1 2 3; do
+	as alice exec -S "$ID" -c 'echo before'
+	n=$(count_in "$T/sandboxd.log" "ready: listening")
+	kill -KILL "${PID[sandboxd]}"
+	reap sandboxd > /dev/null
+	start sandboxd
+	wait_for 40 count_gt "$T/sandboxd.log" "ready: listening" "$n"
+	as alice exec -S "$ID" -c 'echo after'
+	check "killed and started again at once ($round): an exec runs ($RES)" \
+	    test "$OUT" = after
+done
 
 # --- reaping: idle time and lifetime -------------------------------------------
 

@@ -130,7 +130,6 @@ check "auditd and sandboxd are the processes they were" \
     test "${PID[auditd]} ${PID[sandboxd]}" = "$PIDS_BEFORE" -a \
     -n "$(alive auditd && alive sandboxd && echo y)"
 check "the audit log verifies after the attacks, anchored by auditd's log" \
-    "$B/mcpctl" -f "$CONF" audit verify \
-    -c "$(grep 'audit checkpoint size=' "$T/auditd.log" | tail -1)"
+    "$B/mcpctl" -f "$CONF" audit verify -c "$(audit_anchor)"
 suite_end
 done_testing

@@ -86,8 +86,7 @@ for d in auditd sandboxd mcpd; do
 done
 check "mcpd's log has nothing fatal" eval '! grep -qiE \
     "fatal|AddressSanitizer|LeakSanitizer|runtime error:" "$T/mcpd.log"'
-out=$("$B/mcpctl" -f "$CONF" audit verify 2>&1 \
-    -c "$(grep 'audit checkpoint size=' "$T/auditd.log" | tail -1)")
+out=$("$B/mcpctl" -f "$CONF" audit verify -c "$(audit_anchor)" 2>&1)
 check "mcpctl audit verify passes, anchored by auditd's last checkpoint line ($out)" \
     test $? = 0
 san=$(grep -l -E "ERROR: AddressSanitizer|LeakSanitizer|runtime error:" \
