@@ -70,7 +70,8 @@ diag "mcp-sandboxd.service (root, runs runc): $(exposure mcp-sandboxd)"
 # hardening that breaks what the daemon must do.  The kernel's rule
 # first: a user namespace may mount a proc of its own (runc does, for
 # every container) only where a proc is fully visible, nothing mounted
-# over a file of it, which ProtectKernelLogs= and its kin do.
+# over a file of it, which ProtectKernelLogs= and its kin do (systemd
+# 257's ProtectHostname= covers /proc/sys/kernel/hostname).
 if unshare -m --propagation private sh -c \
     'unshare -Urmpf --mount-proc true || exit 2
     mount --bind /dev/null /proc/kmsg && ! unshare -Urmpf --mount-proc true' \
@@ -79,7 +80,7 @@ if unshare -m --propagation private sh -c \
 else
 	ok "this kernel refuses a container its proc once a file of /proc is covered # SKIP no user namespace with a proc here ($?)"
 fi
-d=$(grep -E '^(ProtectKernelLogs|ProtectKernelTunables|ProtectProc|ProcSubset)=' \
+d=$(grep -E '^(ProtectKernelLogs|ProtectKernelTunables|ProtectHostname|ProtectProc|ProcSubset)=' \
     "$TOP/systemd/mcp-sandboxd.service")
 check "mcp-sandboxd.service covers nothing in /proc, or runc could start no container${d:+: $d}" \
     test -z "$d"
