@@ -76,7 +76,6 @@ if ! { in_root apt-get -q update && in_root apt-get -q -y \
 fi
 in_root dpkg-query -W -f '${Package} ${Version}\n' > "$WORK/versions"
 in_root apt-get clean
-umount "$R/dev" "$R/sys" "$R/proc"
 rm -rf "$R"/var/lib/apt/lists/* "$R/etc/dpkg/dpkg.cfg.d/mcpd-vm-unsafe-io"
 
 # The machine: its disk, the two virtiofs shares (the source tree,
@@ -120,6 +119,9 @@ for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
     systemd-timesyncd.service systemd-networkd-wait-online.service; do
 	in_root systemctl mask -q "$u" 2>/dev/null || true
 done
+
+# systemctl above wants /proc; the image is made without the mounts.
+umount "$R/dev" "$R/sys" "$R/proc"
 
 # The newest kernel, if the upgrade brought one.
 kver=$(ls "$R/boot" | sed -n 's/^vmlinuz-//p' | sort -V | tail -n 1)
