@@ -5,6 +5,9 @@
 #   make languages  install what every language of the built-in table needs
 #                   (as root; otherwise print the apt-get line)
 #   make check      install missing packages (as root), build, run every test
+#   make vm-check   only the VM test: the suite installed in a Debian guest
+#                   under QEMU (VM_DIST, VM_CGROUP: see tests/vm/vm.sh)
+#   make vm-shell   boot that guest, with this tree shared, for a person
 #   make images     build the data and polyglot images (as root) for make run
 #   make fuzz       build the libFuzzer targets with clang and run each for
 #                   FUZZ_TIME seconds (FUZZ_TARGETS: a subset)
@@ -105,9 +108,13 @@ FUZZ_SRCS_config :=
 FUZZ_SRCS_init	:= sandboxd/init/shword.c sandboxd/init/scfilter.c
 FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
 
-.PHONY: all deps deps-run deps-check deps-fuzz run check bench images \
-	languages install uninstall clean pkgcheck fuzz fuzz-build fuzz-merge \
-	fuzz-seeds
+# No object is an intermediate to delete: the next run reads its .d file,
+# which names it, and would build it again.
+.SECONDARY:
+
+.PHONY: all deps deps-run deps-check deps-fuzz run check vm-check vm-shell \
+	bench images languages install uninstall clean pkgcheck fuzz \
+	fuzz-build fuzz-merge fuzz-seeds
 .DEFAULT_GOAL := all
 
 all: pkgcheck $(PROGS) $(UNIT_TESTS) $(TOOLS) $(FUZZ_REPLAYS)
@@ -140,6 +147,14 @@ run: deps-run
 check: deps-check
 	@$(MAKE) --no-print-directory all
 	@B=$(B) sh tests/run.sh
+
+# The VM test alone (it builds its own tree for the guest, whatever B is),
+# forced even with SANITIZE=1.
+vm-check: deps-check
+	@B=$(B) TESTS=vm VM_CHECK=1 sh tests/run.sh
+
+vm-shell: deps-check
+	@B=$(B) TOP=$(CURDIR) bash tests/vm/vm.sh --shell
 
 # The larger image presets, into the state directory make run serves;
 # minutes and gigabytes, so not part of check (which builds a minimal one).
@@ -225,7 +240,6 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(LIBMCPD)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
 
 # A fuzz target's replay program.
-.PRECIOUS: $(B)/obj/tests/fuzz/%.o $(FZ)/obj/%.o
 .SECONDEXPANSION:
 $(B)/fuzz/%: $(B)/obj/tests/fuzz/fuzz_%.o $(B)/obj/tests/fuzz/replay.o \
     $(B)/obj/tests/fuzz/fuzzlib.o $$(call obj,$$(FUZZ_SRCS_$$*)) $(LIBMCPD)
@@ -327,7 +341,7 @@ uninstall:
 	    "and the state in $(DESTDIR)$(LOCALSTATEDIR)/lib/mcpd"
 
 clean:
-	rm -rf build build-san $(FZ)
+	rm -rf build build-san build-vm-* $(FZ)
 
 # The fuzz build's too: fuzz-build's sub-make names its binaries alone.
 -include $(shell find $(B) $(FZ) -name '*.d' 2>/dev/null)

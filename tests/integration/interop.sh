@@ -91,32 +91,8 @@ js() {
 
 # --- npm: the SDK, the conformance suite and Node 22 ----------------------
 
-# Installed once per version of the lock file; npm ci makes exactly the
-# tree it pins.  A lock so that two runs in one tree do not collide.
-npm_setup() {
-	local stamp=$TD/node_modules/.mcpd-interop want
-	want=$(cat "$TD/package.json" "$TD/package-lock.json" | sha256sum |
-	    cut -d' ' -f1)
-	exec 9< "$TD/package.json"
-	flock -w 600 9
-	if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] &&
-	    "$NODE" --version 2>/dev/null | grep -q '^v22\.'; then
-		NPM_DID="already installed"
-		return 0
-	fi
-	if ! command -v npm > /dev/null; then
-		diag "npm is missing: sh scripts/deps.sh check installs it"
-		return 1
-	fi
-	rm -f "$stamp"
-	(cd "$TD" && npm ci --ignore-scripts --no-audit --no-fund \
-	    --loglevel=error) > "$T/npm.log" 2>&1 || return 1
-	echo "$want" > "$stamp"
-	NPM_DID="installed with npm ci"
-}
-
 t0=$(now)
-if npm_setup; then
+if npm_setup "$T/npm.log"; then
 	ok "the interop clients are in tests/node_modules ($NPM_DID," \
 	    "$(secs "$t0") s)"
 else
@@ -125,7 +101,6 @@ else
 	done_testing
 	exit 1
 fi
-exec 9<&-
 TIMES+=("npm $(secs "$t0") s ($NPM_DID)")
 version() {	# version PACKAGE-DIR: the version in its package.json
 	"$NODE" -p "require('$TD/node_modules/$1/package.json').version" \

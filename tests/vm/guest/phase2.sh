@@ -1,0 +1,62 @@
+#!/bin/bash
+# The guest's second boot, after phase1.sh rebooted it: the enabled units
+# come back on their own, the persistent sandbox and its files and the
+# audit chain are intact, and stopping the suite leaves nothing behind.
+. "$TOP/tests/vm/guest/lib.sh"
+L=${L:-$T}
+KEEP=$(cat "$STATE/keep" 2>/dev/null)
+
+check "the system is up again: $(systemctl is-system-running)" \
+    test "$(systemctl is-system-running)" = running
+for u in mcp-auditd.service mcp-sandboxd.service mcpd.socket; do
+	check "$u is started at boot" within 120 systemctl is-active -q "$u"
+done
+check "mcpd.service waits for its first connection" \
+    eval '! systemctl is-active -q mcpd.service'
+
+if suite_up; then
+	mcp sandbox_list '{}'
+	check "the persistent sandbox is listed after the reboot (status $CODE)" \
+	    grep -q "${KEEP:-no keep}" "$T/r.json"
+	mcp sandbox_read_file '{"sandbox":"keep","path":"notes/kept.txt"}'
+	check "its file is intact ($(brief 120))" \
+	    grep -q "kept across a kill and a reboot" "$T/r.json"
+	mcp sandbox_exec '{"sandbox":"keep","command":"cat notes/kept.txt"}'
+	check "and its programs see it" \
+	    test "$(sc 's["results"][0]["stdout"]')" = "kept across a kill and a reboot"
+	check "mcpd was started by that connection" systemctl is-active -q mcpd.service
+
+	# The audit chain: the records of the first boot, and a checkpoint the
+	# journal kept from it.
+	before=$(cat "$STATE/records" 2>/dev/null)
+	now=$(sqlite3 /var/lib/mcpd/audit/audit.db 'select count(*) from records')
+	check "the audit log holds the first boot's records and more ($before, now $now)" \
+	    test -n "$before" -a "${now:-0}" -gt "${before:-0}"
+	cp=$(journalctl -b -1 -u mcp-auditd.service -o cat |
+	    sed -n 's/.*audit checkpoint size=\([0-9]*\) root=\([0-9a-f]*\).*/\1:\2/p' |
+	    tail -n 1)
+	check "the journal kept the first boot's checkpoints ($cp)" test -n "$cp"
+	check "mcpctl audit verify -c that checkpoint: exit 0" \
+	    eval 'mcpctl audit verify -c "$cp" > "$L/verify.txt" 2>&1' ||
+	    diag_file "$L/verify.txt"
+	check "mcpctl status: exit 0" eval 'mcpctl status > "$L/status.txt" 2>&1' ||
+	    diag_file "$L/status.txt"
+	mcp sandbox_stop '{"sandbox":"keep"}'
+	check "the persistent sandbox stops ($(brief 120))" \
+	    test "$CODE" = 200 -a "$(sc 'r["result"].get("isError", False)')" = False
+else
+	not_ok "the suite runs under systemd after the reboot"
+fi
+
+check "systemctl stop: the suite stops" \
+    systemctl stop mcpd.socket mcpd.service mcp-sandboxd.service \
+    mcp-auditd.service
+check "no container is left" test -z "$(containers)"
+check "no sandbox's cgroup is left" test -z "$(sandbox_cgroups)" ||
+    sandbox_cgroups | sed 's/^/#   /'
+check "no sandbox process is left" test -z "$(suite_procs)"
+check "no loop device is left" test -z "$(loops)"
+check "no mount of the suite's is left" test -z "$(mounts_of_suite)"
+check "no unit failed" test -z "$(systemctl --failed --no-legend)" ||
+    systemctl --failed --no-legend | sed 's/^/#   /'
+done_testing
