@@ -452,3 +452,15 @@ as() {	# as TENANT command...: run sbx, capture
 field() {
 	sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$RES"
 }
+
+# A Python program whose processes escape the run's session: a child in
+# a session of its own, and its child; each sleeps 100 s.  A timeout must
+# end all three.
+PY_DETACHED_TREE='import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(100)
+    time.sleep(100)
+time.sleep(100)'
+

@@ -233,13 +233,7 @@ check_clean "the runs above"
 
 # --- limits the kernel enforces ------------------------------------------
 
-as alice run -T 1000 -l python -c 'import os, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        time.sleep(100)
-    time.sleep(100)
-time.sleep(100)'
+as alice run -T 1000 -l python -c "$PY_DETACHED_TREE"
 check "a wall timeout ends the run ($RES)" \
     test "$(field flags)" = timed_out -a "$(field signal)" = 9 -a \
     "$(field wall_ms)" -lt 3000

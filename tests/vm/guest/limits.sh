@@ -19,13 +19,7 @@ if [ "$VM_CGROUP" = v2 ]; then
 	    [ -z "$(find "/sys/fs/cgroup$own" -mindepth 1 -type d)" ]'
 fi
 
-sbx_as run -T 3000 -l python -c 'import os, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        time.sleep(100)
-    time.sleep(100)
-time.sleep(100)'
+sbx_as run -T 3000 -l python -c "$PY_DETACHED_TREE"
 check "a timeout ends a tree of setsid and double-forked children ($RES)" \
     test "$(field flags)" = timed_out -a "$(field signal)" = 9
 check_clean "that tree"
