@@ -49,6 +49,12 @@ vm_unable() {
 		echo "VM_DIST=$VM_DIST: trixie or bookworm"; return ;; esac
 	case $VM_CGROUP in v2|hybrid) ;; *)
 		echo "VM_CGROUP=$VM_CGROUP: v2 or hybrid"; return ;; esac
+	# Booted hybrid, Debian 13's kernel (6.12, built without
+	# CONFIG_MEMCG_V1) binds no memory controller to v1, and
+	# mcp-sandboxd rightly refuses to start (found by a run).
+	[ "$VM_DIST$VM_CGROUP" = trixiehybrid ] && {
+		echo "VM_CGROUP=hybrid with VM_DIST=trixie: Debian 13's kernel has no cgroup v1 memory controller; hybrid is for VM_DIST=bookworm"
+		return; }
 }
 
 vm_virtiofsd() {
