@@ -71,6 +71,7 @@ struct ploc {
 #define SEEN_SOCKET	0x0040
 #define SEEN_AUDIT	0x0080
 #define SEEN_UIDS	0x0100
+#define SEEN_RUNTIME	0x0200
 
 /* Fields of a tenant, language or audit block that may be given once. */
 #define FIELD_LIMITS	0x0001
@@ -88,6 +89,8 @@ struct ploc {
 #define FIELD_UID	0x1000		/* may be repeated */
 #define FIELD_REQUESTS	0x2000
 #define FIELD_EXCERPT	0x4000
+#define FIELD_PATH	0x8000
+#define FIELD_KIND	0x10000
 
 #define YYLLOC_DEFAULT(cur, rhs, n)					\
 	do {								\
@@ -165,6 +168,9 @@ struct parse_ctx {
 	struct limits	*limits;
 	struct tenant	*tenant;
 	struct language	*language;
+	struct runtime	*runtime;	/* the block being read */
+	struct ploc	 runtime_loc;	/* of the runtime statement */
+	struct ploc	 runtime_locs[POLICY_RUNTIMES_MAX];	/* blocks */
 	struct ploc	 run_dir_loc;
 	struct ploc	 state_dir_loc;
 	uint64_t	 pool_idle;	/* of the image being read */
@@ -254,6 +260,10 @@ static void	 metrics_token(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 metrics_tenant(struct parse_ctx *, const struct ploc *,
 		    char *);
+static void	 runtime_use(struct parse_ctx *, const struct ploc *, char *);
+static void	 runtime_begin(struct parse_ctx *, const struct ploc *, char *);
+static void	 runtime_path(struct parse_ctx *, const struct ploc *, char *);
+static void	 runtime_kind(struct parse_ctx *, const struct ploc *, char *);
 }
 
 %token	INCLUDE "include" USER "user" GROUP "group" RUN "run"
@@ -269,12 +279,12 @@ static void	 metrics_tenant(struct parse_ctx *, const struct ploc *,
 %token	SANDBOXES "sandboxes" REQUESTS "requests" LOCAL "local" PATH "path"
 %token	READONLY "read-only" ALLOW "allow" ORIGIN "origin"
 %token	LANGUAGE "language" ALIAS "alias" FILENAME "file" BUILD "build"
-%token	VERSION "version"
+%token	VERSION "version" RUNTIME "runtime" KIND "kind"
 %token	AUDIT "audit" REQUIRED "required" YES "yes" NO "no"
 %token	DATABASE "database" EXCERPT "excerpt" METRICS "metrics"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
-%type	<string> string imgname macroname listentenant
+%type	<string> string imgname rtname macroname listentenant
 %type	<number> pool unixmode yesno readonly
 %destructor { free($$); } <string>
 
@@ -288,24 +298,33 @@ grammar		: %empty
 		| grammar limits NL
 		| grammar tenant NL
 		| grammar language NL
+		| grammar runtime NL
 		| grammar audit NL
 		| grammar error NL		{ yyerrok; }
 		;
 
 /*
  * "local" was a word like any other until "local path", and "metrics"
- * until the metrics statements: they remain values, so that files naming
- * a tenant "local" or "metrics" (or a macro "local") still load.
+ * until the metrics statements, "runtime" and "kind" until runtime
+ * blocks: they remain values, so that files naming a tenant "local" or
+ * "metrics" (or a macro "local") still load.
  */
 string		: STRING
 		| NUMBER
 		| LOCAL				{ $$ = xstrdup("local"); }
 		| METRICS			{ $$ = xstrdup("metrics"); }
+		| RUNTIME			{ $$ = xstrdup("runtime"); }
+		| KIND				{ $$ = xstrdup("kind"); }
 		;
 
 /* The built-in image's name is also a keyword. */
 imgname		: string
 		| HOST				{ $$ = xstrdup(HOST_IMAGE); }
+		;
+
+/* A runtime's name: "runc" is a keyword too. */
+rtname		: string
+		| RUNC				{ $$ = xstrdup("runc"); }
 		;
 
 macroname	: STRING
@@ -337,7 +356,11 @@ main		: USER string {
 		}
 		| RUNC string {
 			set_path(ctx, &@1, &ctx->seen, SEEN_RUNC, "runc", $2,
-			    ctx->p->runc, sizeof(ctx->p->runc));
+			    ctx->p->runtimes[0].path,
+			    sizeof(ctx->p->runtimes[0].path));
+		}
+		| RUNTIME rtname {
+			runtime_use(ctx, &@1, $2);
 		}
 		| SANDBOXINIT string {
 			set_path(ctx, &@1, &ctx->seen, SEEN_INIT,
@@ -390,6 +413,22 @@ pool		: %empty {
 
 poolidle	: %empty		{ ctx->pool_idle = DEFAULT_POOL_IDLE; }
 		| IDLE string		{ pool_idle(ctx, &@1, $2); }
+		;
+
+runtime		: runtimehead LBRACE runtimeopts RBRACE
+		;
+
+runtimehead	: RUNTIME rtname		{ runtime_begin(ctx, &@1, $2); }
+		;
+
+runtimeopts	: %empty
+		| runtimeopts NL
+		| runtimeopts runtimeopt NL
+		| runtimeopts error NL		{ yyerrok; }
+		;
+
+runtimeopt	: PATH string			{ runtime_path(ctx, &@1, $2); }
+		| KIND string			{ runtime_kind(ctx, &@1, $2); }
 		;
 
 limits		: limitshead LBRACE limitsopts RBRACE
@@ -525,6 +564,7 @@ static const struct keyword {
 	{ "idle",		IDLE },
 	{ "image",		IMAGE },
 	{ "include",		INCLUDE },
+	{ "kind",		KIND },
 	{ "language",		LANGUAGE },
 	{ "lifetime",		LIFETIME },
 	{ "limits",		LIMITS },
@@ -550,6 +590,7 @@ static const struct keyword {
 	{ "rootfs",		ROOTFS },
 	{ "run",		RUN },
 	{ "runc",		RUNC },
+	{ "runtime",		RUNTIME },
 	{ "sandbox",		SANDBOX },
 	{ "sandbox-init",	SANDBOXINIT },
 	{ "sandboxes",		SANDBOXES },
@@ -625,8 +666,8 @@ describe(struct parse_ctx *ctx, yysymbol_kind_t sym, int with_text,
 }
 
 /*
- * "local" and "metrics" may stand wherever a string may, and go without
- * saying.
+ * "local", "metrics", "runtime" and "kind" may stand wherever a string
+ * may, and go without saying.
  */
 static int
 unlist_local(yysymbol_kind_t *expected, int n)
@@ -640,7 +681,9 @@ unlist_local(yysymbol_kind_t *expected, int n)
 		return n;
 	for (i = j = 0; i < n; i++)
 		if (expected[i] != YYSYMBOL_LOCAL &&
-		    expected[i] != YYSYMBOL_METRICS)
+		    expected[i] != YYSYMBOL_METRICS &&
+		    expected[i] != YYSYMBOL_RUNTIME &&
+		    expected[i] != YYSYMBOL_KIND && expected[i] != YYSYMBOL_RUNC)
 			expected[j++] = expected[i];
 	return j;
 }
@@ -1832,6 +1875,121 @@ block_begin(struct parse_ctx *ctx, const struct ploc *loc)
 	ctx->block_syntax = ctx->syntax_errors;
 }
 
+/* The runtime of that name, or NULL. */
+static struct runtime *
+runtime_find(struct policy *p, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < p->nruntimes; i++)
+		if (strcmp(p->runtimes[i].name, name) == 0)
+			return &p->runtimes[i];
+	return NULL;
+}
+
+/* "runtime NAME": the runtime sandboxd uses, looked up at the end. */
+static void
+runtime_use(struct parse_ctx *ctx, const struct ploc *loc, char *name)
+{
+	if (once(ctx, loc, &ctx->seen, SEEN_RUNTIME, "runtime") == 0 &&
+	    check_name(ctx, loc, "runtime name", name) == 0) {
+		(void)str_copy(ctx->p->runtime, name,
+		    sizeof(ctx->p->runtime));
+		ctx->runtime_loc = *loc;
+	}
+	free(name);
+}
+
+/*
+ * "runtime NAME { ... }": a runtime of its own, or the binary of a
+ * built-in one.
+ */
+static void
+runtime_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
+{
+	struct policy	*p = ctx->p;
+	struct runtime	*rt;
+
+	block_begin(ctx, loc);
+	ctx->runtime = NULL;
+	if (check_name(ctx, loc, "runtime name", name) == -1) {
+		free(name);
+		return;
+	}
+	if ((rt = runtime_find(p, name)) != NULL && rt->defined)
+		perr(ctx, loc, "runtime \"%s\" defined twice", name);
+	else if (rt == NULL && p->nruntimes == POLICY_RUNTIMES_MAX)
+		perr(ctx, loc, "runtime \"%s\": more than %d runtimes", name,
+		    POLICY_RUNTIMES_MAX);
+	else {
+		if (rt == NULL) {
+			rt = &p->runtimes[p->nruntimes++];
+			(void)str_copy(rt->name, name, sizeof(rt->name));
+			rt->path[0] = '\0';
+			rt->kind = (enum runtime_kind)-1;
+		}
+		rt->defined = 1;
+		ctx->runtime_locs[rt - p->runtimes] = *loc;
+		ctx->runtime = rt;
+	}
+	free(name);
+}
+
+static void
+runtime_path(struct parse_ctx *ctx, const struct ploc *loc, char *path)
+{
+	struct runtime	*rt = ctx->runtime;
+
+	if (rt == NULL)
+		free(path);
+	else
+		set_path(ctx, loc, &ctx->fields, FIELD_PATH, "path", path,
+		    rt->path, sizeof(rt->path));
+}
+
+static void
+runtime_kind(struct parse_ctx *ctx, const struct ploc *loc, char *kind)
+{
+	struct runtime	*rt = ctx->runtime;
+
+	if (rt == NULL || once(ctx, loc, &ctx->fields, FIELD_KIND,
+	    "kind") == -1)
+		;
+	else if (strcmp(kind, "runc") == 0)
+		rt->kind = RUNTIME_RUNC;
+	else if (strcmp(kind, "crun") == 0)
+		rt->kind = RUNTIME_CRUN;
+	else if (strcmp(kind, "runsc") == 0)
+		perr(ctx, loc, "kind runsc: gVisor is not supported yet");
+	else
+		perr(ctx, loc, "kind \"%s\": runc or crun", kind);
+	free(kind);
+}
+
+/* Each runtime block is whole, and the runtime in use exists. */
+static void
+finish_runtimes(struct parse_ctx *ctx)
+{
+	struct policy	*p = ctx->p;
+	struct runtime	*rt;
+	size_t		 i;
+
+	for (i = 0; i < p->nruntimes; i++) {
+		rt = &p->runtimes[i];
+		if (rt->path[0] == '\0' || rt->kind == (enum runtime_kind)-1)
+			perr(ctx, &ctx->runtime_locs[i], "runtime \"%s\" has no "
+			    "%s", rt->name, rt->path[0] == '\0' ? "path" :
+			    "kind");
+	}
+	if ((rt = runtime_find(p, p->runtime)) == NULL) {
+		perr(ctx, &ctx->runtime_loc, "runtime \"%s\": no such runtime "
+		    "(runc, crun, or a runtime block)", p->runtime);
+		return;
+	}
+	(void)str_copy(p->runc, rt->path, sizeof(p->runc));
+	p->runtime_kind = rt->kind;
+}
+
 static void
 limits_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 {
@@ -2563,6 +2721,7 @@ finish(struct parse_ctx *ctx)
 	finish_metrics(ctx);
 	finish_limits(ctx);
 	finish_images(ctx);
+	finish_runtimes(ctx);
 	if (TAILQ_EMPTY(&ctx->p->languages))
 		policy_default_languages(ctx->p);
 	default_path(ctx, p->sandbox_socket, sizeof(p->sandbox_socket),
@@ -2591,6 +2750,18 @@ policy_new(void)
 	(void)str_copy(p->run_dir, DEFAULT_RUN_DIR, sizeof(p->run_dir));
 	(void)str_copy(p->state_dir, DEFAULT_STATE_DIR, sizeof(p->state_dir));
 	(void)str_copy(p->runc, DEFAULT_RUNC, sizeof(p->runc));
+	(void)str_copy(p->runtime, DEFAULT_RUNTIME, sizeof(p->runtime));
+	(void)str_copy(p->runtimes[0].name, "runc",
+	    sizeof(p->runtimes[0].name));
+	(void)str_copy(p->runtimes[0].path, DEFAULT_RUNC,
+	    sizeof(p->runtimes[0].path));
+	p->runtimes[0].kind = RUNTIME_RUNC;
+	(void)str_copy(p->runtimes[1].name, "crun",
+	    sizeof(p->runtimes[1].name));
+	(void)str_copy(p->runtimes[1].path, DEFAULT_CRUN,
+	    sizeof(p->runtimes[1].path));
+	p->runtimes[1].kind = RUNTIME_CRUN;
+	p->nruntimes = 2;
 	(void)str_copy(p->sandbox_init, DEFAULT_SANDBOX_INIT,
 	    sizeof(p->sandbox_init));
 	p->uid_base = DEFAULT_UID_BASE;

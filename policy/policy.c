@@ -429,9 +429,17 @@ fmt_cpus(char *buf, size_t size, uint32_t milli)
 		buf[--len] = '\0';
 }
 
+const char *
+policy_runtime_kind(enum runtime_kind kind)
+{
+	return kind == RUNTIME_CRUN ? "crun" : "runc";
+}
+
 static void
 dump_global(FILE *fp, const struct policy *p)
 {
+	size_t	 i;
+
 	dump_kv(fp, "", "user", p->user);
 	if (p->group[0] != '\0')
 		dump_kv(fp, "", "group", p->group);
@@ -439,7 +447,17 @@ dump_global(FILE *fp, const struct policy *p)
 		fprintf(fp, "# group: the primary group of the user\n");
 	dump_kv(fp, "", "run directory", p->run_dir);
 	dump_kv(fp, "", "state directory", p->state_dir);
-	dump_kv(fp, "", "runc", p->runc);
+	dump_kv(fp, "", "runc", p->runtimes[0].path);
+	for (i = 1; i < p->nruntimes; i++) {
+		fprintf(fp, "runtime ");
+		dump_string(fp, p->runtimes[i].name);
+		fprintf(fp, " {\n");
+		dump_kv(fp, "\t", "path", p->runtimes[i].path);
+		fprintf(fp, "\tkind %s\n}\n",
+		    policy_runtime_kind(p->runtimes[i].kind));
+	}
+	dump_kv(fp, "", "runtime", p->runtime);
+	fprintf(fp, "# runs %s\n", p->runc);
 	dump_kv(fp, "", "sandbox-init", p->sandbox_init);
 	dump_kv(fp, "", "sandbox socket", p->sandbox_socket);
 	fprintf(fp, "sandbox uids %u %u\n", p->uid_base, p->uid_slots);

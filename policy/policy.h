@@ -42,6 +42,8 @@
 #define DEFAULT_RUN_DIR		"/run/mcpd"
 #define DEFAULT_STATE_DIR	LOCALSTATEDIR "/lib/mcpd"
 #define DEFAULT_RUNC		"/usr/sbin/runc"
+#define DEFAULT_CRUN		"/usr/bin/crun"
+#define DEFAULT_RUNTIME		"runc"
 #define DEFAULT_SANDBOX_INIT	LIBEXECDIR "/mcpd/sandbox-init"
 #define DEFAULT_SANDBOX_SOCK	"sandboxd.sock"	/* in the run directory */
 #define DEFAULT_AUDIT_SOCK	"auditd.sock"	/* in the run directory */
@@ -183,6 +185,23 @@ struct language {
 #define DEFAULT_AUDIT_EXCERPT	256	/* bytes of code, output, arguments */
 #define AUDIT_EXCERPT_MAX	65536
 
+/*
+ * An OCI runtime sandboxd may start containers with: the built-in "runc"
+ * and "crun", and those a runtime block defines.
+ */
+enum runtime_kind {
+	RUNTIME_RUNC,
+	RUNTIME_CRUN,
+};
+#define POLICY_RUNTIMES_MAX	8
+
+struct runtime {
+	char			 name[POLICY_NAME_MAX];
+	char			 path[PATH_MAX];
+	enum runtime_kind	 kind;
+	int			 defined;	/* by a block of the file */
+};
+
 struct audit_conf {
 	int			 required;
 	uint32_t		 excerpt;	/* bytes kept beside a digest */
@@ -205,7 +224,12 @@ struct policy {
 
 	char			 run_dir[PATH_MAX];
 	char			 state_dir[PATH_MAX];
+	/* The runtime sandboxd uses: its name, binary and kind. */
+	char			 runtime[POLICY_NAME_MAX];
 	char			 runc[PATH_MAX];
+	enum runtime_kind	 runtime_kind;
+	struct runtime		 runtimes[POLICY_RUNTIMES_MAX];
+	size_t			 nruntimes;
 	char			 sandbox_init[PATH_MAX];
 	char			 sandbox_socket[POLICY_SOCK_MAX];
 	uint32_t		 uid_base;	/* host uid of slot 0's uid 0 */
@@ -235,6 +259,8 @@ struct policy {
  * so that every error in it is reported at once.
  */
 struct policy	*policy_load(const char *);
+/* "runc" or "crun". */
+const char	*policy_runtime_kind(enum runtime_kind);
 void		 policy_free(struct policy *);
 
 /*

@@ -359,6 +359,7 @@ static const struct {
 	{ "state directory", offsetof(struct policy, state_dir),
 	    POLICY_SANDBOXD | POLICY_AUDITD },
 	{ "runc", offsetof(struct policy, runc), POLICY_SANDBOXD },
+	{ "runtime", offsetof(struct policy, runtime), POLICY_SANDBOXD },
 	{ "sandbox-init", offsetof(struct policy, sandbox_init),
 	    POLICY_SANDBOXD },
 	{ "sandbox socket", offsetof(struct policy, sandbox_socket),

@@ -39,6 +39,7 @@
 #include <event2/event.h>
 
 #include "bundle.h"
+#include "cgroup.h"
 #include "daemon.h"
 #include "image.h"
 #include "imgstore.h"
@@ -169,6 +170,8 @@ static const char *const runc_cves[] = {
 };
 
 #define RUNC_PACKAGED	"/usr/sbin/runc"
+/* Where a hybrid boot mounts the unified hierarchy. */
+#define CG_UNIFIED_V1	"/sys/fs/cgroup/unified"
 #define RUNC_CHANGELOG	"/usr/share/doc/runc/changelog.Debian.gz"
 
 static void
@@ -213,18 +216,35 @@ priv_runc_patched(void)
 	return have;
 }
 
+/*
+ * The runtime's version, and for runc whether it has the 2025 fixes.
+ * crun's first line is "crun version 1.8.1".
+ */
 static void
 priv_runc_version(void)
 {
 	char		 out[256], *v, fixed[128], missing[128];
 	const char	*argv[] = { pconf->runc, "--version", NULL };
+	const char	*kind = policy_runtime_kind(pconf->runtime_kind);
 	unsigned	 maj = 0, min = 0, pat = 0, have;
 
 	if (run_wait(argv, out, sizeof(out)) != 0)
-		fatalx("%s --version failed: is runc installed?", pconf->runc);
+		fatalx("%s --version failed: is %s installed?", pconf->runc,
+		    kind);
+	if (pconf->runtime_kind == RUNTIME_CRUN) {
+		if ((v = strstr(out, "crun version ")) == NULL ||
+		    sscanf(v + 13, "%u.%u.%u", &maj, &min, &pat) < 2)
+			fatalx("%s: cannot read its version: is it crun?",
+			    pconf->runc);
+		(void)snprintf(runc_version, sizeof(runc_version),
+		    "crun %u.%u.%u", maj, min, pat);
+		log_info("runtime %s: crun %u.%u.%u", pconf->runtime, maj, min,
+		    pat);
+		return;
+	}
 	if ((v = strstr(out, "runc version ")) == NULL ||
 	    sscanf(v + 13, "%u.%u.%u", &maj, &min, &pat) < 2)
-		fatalx("%s: cannot read its version", pconf->runc);
+		fatalx("%s: cannot read its version: is it runc?", pconf->runc);
 	(void)snprintf(runc_version, sizeof(runc_version), "%u.%u.%u", maj,
 	    min, pat);
 	if (maj > RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
@@ -246,6 +266,24 @@ priv_runc_version(void)
 		    "user namespace and private mounts: upgrade runc", maj,
 		    min, pat, missing, fixed[0] != '\0' ? "; its package "
 		    "carries those for " : "", fixed);
+}
+
+/*
+ * crun refuses the hybrid layout ("cgroups in hybrid mode not supported")
+ * when the unified hierarchy is mounted beside the v1 ones.  There it is
+ * systemd's, with no controller, and the v1 backend does not use it: the
+ * helper's own mounts, which crun sees, do without it.
+ */
+static void
+priv_crun_view(void)
+{
+	if (pconf->runtime_kind != RUNTIME_CRUN ||
+	    strcmp(cgroup_version(), "v1") != 0)
+		return;
+	if (umount2(CG_UNIFIED_V1, MNT_DETACH) == 0)
+		log_debug("crun: %s hidden from the runtime", CG_UNIFIED_V1);
+	else if (errno != EINVAL && errno != ENOENT)
+		fatal("crun: hiding %s", CG_UNIFIED_V1);
 }
 
 /* Kill and delete every container in our runc root; how many. */
@@ -367,6 +405,7 @@ priv_setup(void)
 	priv_runc_version();
 	if (cgroup_helper_view(path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);
+	priv_crun_view();
 	memsw = cgroup_swap();
 
 	(void)str_fmt(runc_root, sizeof(runc_root), "%s/%s", pconf->run_dir,

@@ -35,13 +35,14 @@ default-jdk-headless ruby perl php-cli"
 # matplotlib for a plot that comes back as a picture.
 # tests/security/lockdown.sh scores and checks the units with
 # systemd-analyze (systemd), whether or not systemd runs the machine.
+# tests/integration/crun.sh runs the sandbox tests again under crun.
 # tests/vm/vm.sh boots a Debian guest in QEMU (virtiofsd comes with
 # qemu-system-x86 on Debian 12, in a package of its own from Debian 13).
 vm="qemu-system-x86 qemu-utils"
 if apt-cache show virtiofsd > /dev/null 2>&1; then
 	vm="$vm virtiofsd"
 fi
-check="$run gdb sqlite3 mandoc procps util-linux iproute2 curl npm systemd
+check="$run crun gdb sqlite3 mandoc procps util-linux iproute2 curl npm systemd
 $languages python3-matplotlib python3-pip $vm"
 # make fuzz alone: clang, and libFuzzer from compiler-rt.
 fuzz="$build clang libclang-rt-dev"

@@ -120,6 +120,30 @@ else
 	    test "$rc" -eq 0 -a -z "$(pgrep -f "$RUN/mcpd.conf")"
 fi
 
+# RUNTIME=crun make run: the suite under crun, whose first container (the
+# language probe's) answers.
+if ! command -v crun > /dev/null; then
+	ok "RUNTIME=crun make run # SKIP crun is not installed here"
+else
+	RUNTIME=crun RUN_DIR=$RUN PORT=18080 setsid bash "$TOP/scripts/run.sh" \
+	    > "$T/out" 2>&1 &
+	pg=$!
+	wait_log "$T/out" "run: languages on the host image" 60
+	check "RUNTIME=crun make run: containers run under crun, and answer ($(said | wc -w) languages)" \
+	    eval 'grep -q "^run: containers run under crun " "$T/out" &&
+	    [ "$(said | wc -w)" -gt 0 ]' || diag_file "$T/out" 10
+	kill -INT -- -"$pg"
+	wait "$pg"
+	rc=$?
+	pg=
+	check "that run stops cleanly too (status $rc), no daemon left" \
+	    test "$rc" -eq 0 -a -z "$(pgrep -f "$RUN/mcpd.conf")"
+fi
+out=$(RUNTIME=docker RUN_DIR=$T/bad bash "$TOP/scripts/run.sh" 2>&1)
+rc=$?
+check "RUNTIME=docker is refused, naming the choices ($rc: $out)" \
+    eval '[ "$rc" -ne 0 ] && [[ "$out" == *"RUNTIME=docker: runc or crun"* ]]'
+
 # make languages with everything installed: it says nothing is missing
 # and exits 0, with no network at all (a namespace without one), as root
 # and as anyone else.

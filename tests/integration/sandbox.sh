@@ -2,9 +2,11 @@
 # Sandboxed execution with real runc containers, driven through sandboxd's
 # imsg protocol by tests/tools/sbx (playing mcpd): every operation, every
 # limit, hostile code, persistence across a restart, reaping, audit
-# hooks, and nothing left behind.
+# hooks, and nothing left behind.  RUNTIME names the OCI runtime of
+# mcpd.conf (runc, or crun: tests/integration/crun.sh).
 . "$TOP/tests/lib.sh"
 require_root
+RUNTIME=${RUNTIME:-runc}
 
 MU=64101	# mcpd's uid
 AU=64102	# auditd's
@@ -26,6 +28,7 @@ run directory "$RUN"
 state directory "$T/state"
 sandbox-init "$B/sandbox-init"
 sandbox uids $UIDBASE 64
+runtime $RUNTIME
 image mini rootfs "$T/mini" pool 0
 
 limits default {
@@ -104,7 +107,7 @@ trap cleanup EXIT
 # containers.
 leftovers() {
 	local keep=" $* $(echo $(pool_ids "$T/sandboxd.log")) " id pid
-	for id in $(runc --root "$RUN/runc" list -q 2>/dev/null); do
+	for id in $("$RUNTIME" --root "$RUN/runc" list -q 2>/dev/null); do
 		case "$keep" in *" $id "*) ;; *) echo "container $id" ;; esac
 	done
 	for pid in $(sandbox_pids); do
@@ -137,9 +140,17 @@ check_clean() {	# check_clean WHAT [persistent ids to keep]
 start auditd
 start sandboxd
 wait_sandboxd
+if [ "$RUNTIME" = crun ]; then
+	cv=$(crun --version | sed -n 's/^crun version \([0-9.]*\).*/\1/p')
+	check "sandboxd runs crun $cv" \
+	    log_has "$T/sandboxd.log" "runtime crun: crun $cv"
+	check "and warns of no runc" \
+	    eval '! log_has "$T/sandboxd.log" "older than 1.2.8"'
+fi
 # runc older than 1.2.8 is warned about, naming the 2025 fixes it lacks:
 # Debian's package may carry some, as its changelog says.
 rv=$(runc --version | sed -n 's/^runc version \([0-9.]*\).*/\1/p')
+[ "$RUNTIME" = runc ] || rv=
 have= lack=
 for cve in CVE-2025-31133 CVE-2025-52565 CVE-2025-52881; do
 	if [ "$(realpath "$(command -v runc)")" = /usr/sbin/runc ] &&
@@ -150,7 +161,9 @@ for cve in CVE-2025-31133 CVE-2025-52565 CVE-2025-52881; do
 		lack="$lack${lack:+, }$cve"
 	fi
 done
-if [ "$(printf '%s\n1.2.8\n' "$rv" | sort -V | head -1)" = 1.2.8 ]; then
+if [ -z "$rv" ]; then
+	:
+elif [ "$(printf '%s\n1.2.8\n' "$rv" | sort -V | head -1)" = 1.2.8 ]; then
 	check "runc $rv is not warned about" \
 	    eval '! log_has "$T/sandboxd.log" "older than 1.2.8"'
 elif [ -z "$lack" ]; then

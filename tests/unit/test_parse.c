@@ -225,6 +225,9 @@ same_policy(const struct policy *a, const struct policy *b)
 	    strcmp(a->run_dir, b->run_dir) != 0 ||
 	    strcmp(a->state_dir, b->state_dir) != 0 ||
 	    strcmp(a->runc, b->runc) != 0 ||
+	    strcmp(a->runtime, b->runtime) != 0 ||
+	    a->runtime_kind != b->runtime_kind ||
+	    a->nruntimes != b->nruntimes ||
 	    strcmp(a->sandbox_init, b->sandbox_init) != 0 ||
 	    strcmp(a->sandbox_socket, b->sandbox_socket) != 0 ||
 	    a->uid_base != b->uid_base || a->uid_slots != b->uid_slots ||
@@ -1851,6 +1854,76 @@ cleanup(void)
 		rmdir(tmpdir);
 }
 
+/* The OCI runtime sandboxd uses: runc unless the file names another. */
+static void
+test_runtimes(void)
+{
+	struct policy	*p;
+
+	if ((p = loads("no runtime statement", "user u\n")) != NULL) {
+		ok(strcmp(p->runtime, "runc") == 0 &&
+		    strcmp(p->runc, DEFAULT_RUNC) == 0 &&
+		    p->runtime_kind == RUNTIME_RUNC, "runc by default");
+		round_trip("default runtime", p);
+	}
+	policy_free(p);
+	if ((p = loads("the built-in crun", "runtime crun\n")) != NULL)
+		ok(strcmp(p->runc, DEFAULT_CRUN) == 0 &&
+		    p->runtime_kind == RUNTIME_CRUN, "crun: %s", p->runc);
+	policy_free(p);
+	if ((p = loads("a runtime block, and runc elsewhere",
+	    "runc /opt/runc\n"
+	    "runtime fast {\n\tpath \"/opt/crun 1.21\"\n\tkind crun\n}\n"
+	    "runtime fast\n")) != NULL) {
+		ok(strcmp(p->runc, "/opt/crun 1.21") == 0 &&
+		    p->runtime_kind == RUNTIME_CRUN &&
+		    strcmp(p->runtimes[0].path, "/opt/runc") == 0,
+		    "runtime fast runs /opt/crun 1.21; runc is /opt/runc");
+		round_trip("runtime block", p);
+	}
+	policy_free(p);
+	if ((p = loads("a built-in's binary moved by a block",
+	    "runtime crun {\n\tpath /opt/crun\n}\nruntime crun\n")) != NULL)
+		ok(strcmp(p->runc, "/opt/crun") == 0 &&
+		    p->runtime_kind == RUNTIME_CRUN, "crun at /opt/crun");
+	policy_free(p);
+	if ((p = loads("\"runtime\" and \"kind\" are still names",
+	    "limits runtime {\n\tpids 9\n}\n"
+	    "tenant kind {\n\tuid 1000\n\tlimits runtime\n}\n")) != NULL)
+		ok(policy_tenant(p, "kind") != NULL, "tenant kind");
+	policy_free(p);
+	fails("an unknown runtime", "\nruntime gvisor\n",
+	    "t.conf:2: runtime \"gvisor\": no such runtime (runc, crun, or "
+	    "a runtime block)");
+	fails("gVisor, not yet", "runtime g {\n\tpath /usr/bin/runsc\n"
+	    "\tkind runsc\n}\n",
+	    "t.conf:3: kind runsc: gVisor is not supported yet\n"
+	    "t.conf:1: runtime \"g\" has no kind");
+	fails("a kind of no runtime", "runtime x {\n\tpath /x\n"
+	    "\tkind docker\n}\n",
+	    "t.conf:3: kind \"docker\": runc or crun\n"
+	    "t.conf:1: runtime \"x\" has no kind");
+	fails("a block without a path", "runtime x {\n\tkind crun\n}\n",
+	    "t.conf:1: runtime \"x\" has no path");
+	fails("a relative path", "runtime x {\n\tpath bin/crun\n"
+	    "\tkind crun\n}\n",
+	    "t.conf:2: path \"bin/crun\": not an absolute path\n"
+	    "t.conf:1: runtime \"x\" has no path");
+	fails("a runtime defined twice", "runtime x {\n\tpath /x\n"
+	    "\tkind crun\n}\nruntime x {\n\tpath /y\n\tkind crun\n}\n",
+	    "t.conf:5: runtime \"x\" defined twice");
+	fails("two runtimes in use", "runtime crun\nruntime runc\n",
+	    "t.conf:2: runtime given twice");
+	if ((p = loads("runc named as a runtime",
+	    "runtime runc {\n\tpath /opt/runc\n}\nruntime runc\n")) != NULL)
+		ok(strcmp(p->runc, "/opt/runc") == 0 &&
+		    p->runtime_kind == RUNTIME_RUNC, "runc at /opt/runc");
+	policy_free(p);
+	fails("a field given twice", "runtime x {\n\tpath /x\n"
+	    "\tpath /y\n\tkind crun\n}\n",
+	    "t.conf:3: path given twice");
+}
+
 int
 main(void)
 {
@@ -1877,6 +1950,7 @@ main(void)
 	test_added_values();
 	test_local_word();
 	test_metrics();
+	test_runtimes();
 	test_added_errors();
 	test_sandbox_settings();
 	test_languages_replace_defaults();
