@@ -97,6 +97,15 @@ diag_file "$T/out" 5
 # A language the host lacks (ruby, hidden from the suite in a mount
 # namespace of its own) is named as lacking, with the command that adds
 # it, and no longer offered.
+stop_run() {	# Ctrl-C to a make run started in the background as $pg
+	local rc
+	kill -INT -- -"$pg"
+	wait "$pg"
+	rc=$?
+	pg=
+	check "that run stops cleanly too (status $rc), no daemon left" \
+	    test "$rc" -eq 0 -a -z "$(pgrep -f "$RUN/mcpd.conf")"
+}
 rb=$(readlink -f "$(command -v ruby)" 2>/dev/null)
 if [ -z "$rb" ]; then
 	ok "a lacking language is named # SKIP ruby is not installed here"
@@ -112,12 +121,7 @@ else
 	    grep -q "^run: not installed: ruby; .*make languages" "$T/out"'
 	check "and the 12 others as present, as list_languages does ($have)" \
 	    test "$(echo $have | wc -w)" = 12 -a "$have" = "$(offered)"
-	kill -INT -- -"$pg"
-	wait "$pg"
-	rc=$?
-	pg=
-	check "that run stops cleanly too (status $rc), no daemon left" \
-	    test "$rc" -eq 0 -a -z "$(pgrep -f "$RUN/mcpd.conf")"
+	stop_run
 fi
 
 # RUNTIME=crun make run: the suite under crun, whose first container (the
@@ -132,12 +136,7 @@ else
 	check "RUNTIME=crun make run: containers run under crun, and answer ($(said | wc -w) languages)" \
 	    eval 'grep -q "^run: containers run under crun " "$T/out" &&
 	    [ "$(said | wc -w)" -gt 0 ]' || diag_file "$T/out" 10
-	kill -INT -- -"$pg"
-	wait "$pg"
-	rc=$?
-	pg=
-	check "that run stops cleanly too (status $rc), no daemon left" \
-	    test "$rc" -eq 0 -a -z "$(pgrep -f "$RUN/mcpd.conf")"
+	stop_run
 fi
 out=$(RUNTIME=docker RUN_DIR=$T/bad bash "$TOP/scripts/run.sh" 2>&1)
 rc=$?
