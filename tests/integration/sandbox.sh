@@ -639,10 +639,13 @@ check "its processes did not, as documented ($OUT)" test "$OUT" = "no sleep"
 for round in 1 2 3; do
 	as alice exec -S "$ID" -c 'echo before'
 	n=$(count_in "$T/sandboxd.log" "ready: listening")
+	m=$(count_in "$T/sandboxd.log" "connected to auditd")
 	kill -KILL "${PID[sandboxd]}"
 	reap sandboxd > /dev/null
 	start sandboxd
+	# Ready, and its audit connection made: an exec needs both.
 	wait_for 40 count_gt "$T/sandboxd.log" "ready: listening" "$n"
+	wait_for 10 count_gt "$T/sandboxd.log" "connected to auditd" "$m"
 	as alice exec -S "$ID" -c 'echo after'
 	check "killed and started again at once ($round): an exec runs ($RES)" \
 	    test "$OUT" = after
