@@ -124,20 +124,6 @@ else
 	stop_run
 fi
 
-# RUNTIME=crun make run: the suite under crun, whose first container (the
-# language probe's) answers.
-if ! command -v crun > /dev/null; then
-	ok "RUNTIME=crun make run # SKIP crun is not installed here"
-else
-	RUNTIME=crun RUN_DIR=$RUN PORT=18080 setsid bash "$TOP/scripts/run.sh" \
-	    > "$T/out" 2>&1 &
-	pg=$!
-	wait_log "$T/out" "run: languages on the host image" 60
-	check "RUNTIME=crun make run: containers run under crun, and answer ($(said | wc -w) languages)" \
-	    eval 'grep -q "^run: containers run under crun " "$T/out" &&
-	    [ "$(said | wc -w)" -gt 0 ]' || diag_file "$T/out" 10
-	stop_run
-fi
 out=$(RUNTIME=docker RUN_DIR=$T/bad bash "$TOP/scripts/run.sh" 2>&1)
 rc=$?
 check "RUNTIME=docker is refused, naming the choices ($rc: $out)" \
