@@ -1955,9 +1955,9 @@ runtime_kind(struct parse_ctx *ctx, const struct ploc *loc, char *kind)
 	if (rt == NULL || once(ctx, loc, &ctx->fields, FIELD_KIND,
 	    "kind") == -1)
 		;
-	else if (strcmp(kind, "runc") == 0)
+	else if (strcmp(kind, policy_runtime_kind(RUNTIME_RUNC)) == 0)
 		rt->kind = RUNTIME_RUNC;
-	else if (strcmp(kind, "crun") == 0)
+	else if (strcmp(kind, policy_runtime_kind(RUNTIME_CRUN)) == 0)
 		rt->kind = RUNTIME_CRUN;
 	else if (strcmp(kind, "runsc") == 0)
 		perr(ctx, loc, "kind runsc: gVisor is not supported yet");
@@ -2735,10 +2735,17 @@ finish(struct parse_ctx *ctx)
 	    "state directory", "audit database");
 }
 
+/* The runtimes every file has; "runc" first, as "runc PATH" moves it. */
+static const struct runtime builtin_runtimes[] = {
+	{ "runc", DEFAULT_RUNC, RUNTIME_RUNC, 0 },
+	{ "crun", DEFAULT_CRUN, RUNTIME_CRUN, 0 },
+};
+
 static struct policy *
 policy_new(void)
 {
 	struct policy	*p;
+	size_t		 i;
 
 	p = xcalloc(1, sizeof(*p));
 	TAILQ_INIT(&p->listens);
@@ -2749,19 +2756,10 @@ policy_new(void)
 	(void)str_copy(p->user, DEFAULT_USER, sizeof(p->user));
 	(void)str_copy(p->run_dir, DEFAULT_RUN_DIR, sizeof(p->run_dir));
 	(void)str_copy(p->state_dir, DEFAULT_STATE_DIR, sizeof(p->state_dir));
-	(void)str_copy(p->runc, DEFAULT_RUNC, sizeof(p->runc));
+	/* p->runc is the path of the runtime in use: finish_runtimes(). */
 	(void)str_copy(p->runtime, DEFAULT_RUNTIME, sizeof(p->runtime));
-	(void)str_copy(p->runtimes[0].name, "runc",
-	    sizeof(p->runtimes[0].name));
-	(void)str_copy(p->runtimes[0].path, DEFAULT_RUNC,
-	    sizeof(p->runtimes[0].path));
-	p->runtimes[0].kind = RUNTIME_RUNC;
-	(void)str_copy(p->runtimes[1].name, "crun",
-	    sizeof(p->runtimes[1].name));
-	(void)str_copy(p->runtimes[1].path, DEFAULT_CRUN,
-	    sizeof(p->runtimes[1].path));
-	p->runtimes[1].kind = RUNTIME_CRUN;
-	p->nruntimes = 2;
+	for (i = 0; i < nitems(builtin_runtimes); i++)
+		p->runtimes[p->nruntimes++] = builtin_runtimes[i];
 	(void)str_copy(p->sandbox_init, DEFAULT_SANDBOX_INIT,
 	    sizeof(p->sandbox_init));
 	p->uid_base = DEFAULT_UID_BASE;
