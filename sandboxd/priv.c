@@ -223,7 +223,7 @@ priv_runc_patched(void)
 static void
 priv_runc_version(void)
 {
-	char		 out[256], *v, fixed[128], missing[128];
+	char		 out[256], word[32], *v, fixed[128], missing[128];
 	const char	*argv[] = { pconf->runc, "--version", NULL };
 	const char	*kind = policy_runtime_kind(pconf->runtime_kind);
 	unsigned	 maj = 0, min = 0, pat = 0, have;
@@ -231,20 +231,18 @@ priv_runc_version(void)
 	if (run_wait(argv, out, sizeof(out)) != 0)
 		fatalx("%s --version failed: is %s installed?", pconf->runc,
 		    kind);
+	(void)str_fmt(word, sizeof(word), "%s version ", kind);
+	if ((v = strstr(out, word)) == NULL ||
+	    sscanf(v + strlen(word), "%u.%u.%u", &maj, &min, &pat) < 2)
+		fatalx("%s: cannot read its version: is it %s?", pconf->runc,
+		    kind);
 	if (pconf->runtime_kind == RUNTIME_CRUN) {
-		if ((v = strstr(out, "crun version ")) == NULL ||
-		    sscanf(v + 13, "%u.%u.%u", &maj, &min, &pat) < 2)
-			fatalx("%s: cannot read its version: is it crun?",
-			    pconf->runc);
 		(void)snprintf(runc_version, sizeof(runc_version),
 		    "crun %u.%u.%u", maj, min, pat);
 		log_info("runtime %s: crun %u.%u.%u", pconf->runtime, maj, min,
 		    pat);
 		return;
 	}
-	if ((v = strstr(out, "runc version ")) == NULL ||
-	    sscanf(v + 13, "%u.%u.%u", &maj, &min, &pat) < 2)
-		fatalx("%s: cannot read its version: is it runc?", pconf->runc);
 	(void)snprintf(runc_version, sizeof(runc_version), "%u.%u.%u", maj,
 	    min, pat);
 	if (maj > RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
