@@ -102,12 +102,17 @@ cleanup() {
 trap cleanup EXIT
 
 
+# The containers of the runtime in use, sorted.
+containers() {
+	"$RUNTIME" --root "$RUN/runc" list -q 2>/dev/null | sort
+}
+
 # What sandboxes may have left: containers, processes, cgroups, other
 # than those of the persistent sandboxes named and the warm pool's idle
 # containers.
 leftovers() {
 	local keep=" $* $(echo $(pool_ids "$T/sandboxd.log")) " id pid
-	for id in $("$RUNTIME" --root "$RUN/runc" list -q 2>/dev/null); do
+	for id in $(containers); do
 		case "$keep" in *" $id "*) ;; *) echo "container $id" ;; esac
 	done
 	for pid in $(sandbox_pids); do
@@ -140,40 +145,41 @@ check_clean() {	# check_clean WHAT [persistent ids to keep]
 start auditd
 start sandboxd
 wait_sandboxd
+# runc older than 1.2.8 is warned about, naming the 2025 fixes it lacks:
+# Debian's package may carry some, as its changelog says.
+runc_warning_checks() {
+	local rv cve have= lack=
+	rv=$(runc --version | sed -n 's/^runc version \([0-9.]*\).*/\1/p')
+	for cve in CVE-2025-31133 CVE-2025-52565 CVE-2025-52881; do
+		if [ "$(realpath "$(command -v runc)")" = /usr/sbin/runc ] &&
+		    zcat /usr/share/doc/runc/changelog.Debian.gz 2>/dev/null |
+		    grep -q "$cve"; then
+			have="$have${have:+, }$cve"
+		else
+			lack="$lack${lack:+, }$cve"
+		fi
+	done
+	if [ "$(printf '%s\n1.2.8\n' "$rv" | sort -V | head -1)" = 1.2.8 ]; then
+		check "runc $rv is not warned about" \
+		    eval '! log_has "$T/sandboxd.log" "older than 1.2.8"'
+	elif [ -z "$lack" ]; then
+		check "runc $rv is older than 1.2.8 but its package has every fix" \
+		    log_has "$T/sandboxd.log" "but its package carries the fixes for $have"
+	else
+		check "sandboxd warns that runc $rv is older than 1.2.8, naming the fixes" \
+		    log_has "$T/sandboxd.log" "lacks the 2025 fixes for mount races"
+		check "the warning names the CVEs it lacks ($lack)" \
+		    log_has "$T/sandboxd.log" "/proc ($lack${have:+; its package carries those for $have}); sandboxes"
+	fi
+}
 if [ "$RUNTIME" = crun ]; then
 	cv=$(crun --version | sed -n 's/^crun version \([0-9.]*\).*/\1/p')
 	check "sandboxd runs crun $cv" \
 	    log_has "$T/sandboxd.log" "runtime crun: crun $cv"
 	check "and warns of no runc" \
 	    eval '! log_has "$T/sandboxd.log" "older than 1.2.8"'
-fi
-# runc older than 1.2.8 is warned about, naming the 2025 fixes it lacks:
-# Debian's package may carry some, as its changelog says.
-rv=$(runc --version | sed -n 's/^runc version \([0-9.]*\).*/\1/p')
-[ "$RUNTIME" = runc ] || rv=
-have= lack=
-for cve in CVE-2025-31133 CVE-2025-52565 CVE-2025-52881; do
-	if [ "$(realpath "$(command -v runc)")" = /usr/sbin/runc ] &&
-	    zcat /usr/share/doc/runc/changelog.Debian.gz 2>/dev/null |
-	    grep -q "$cve"; then
-		have="$have${have:+, }$cve"
-	else
-		lack="$lack${lack:+, }$cve"
-	fi
-done
-if [ -z "$rv" ]; then
-	:
-elif [ "$(printf '%s\n1.2.8\n' "$rv" | sort -V | head -1)" = 1.2.8 ]; then
-	check "runc $rv is not warned about" \
-	    eval '! log_has "$T/sandboxd.log" "older than 1.2.8"'
-elif [ -z "$lack" ]; then
-	check "runc $rv is older than 1.2.8 but its package has every fix" \
-	    log_has "$T/sandboxd.log" "but its package carries the fixes for $have"
 else
-	check "sandboxd warns that runc $rv is older than 1.2.8, naming the fixes" \
-	    log_has "$T/sandboxd.log" "lacks the 2025 fixes for mount races"
-	check "the warning names the CVEs it lacks ($lack)" \
-	    log_has "$T/sandboxd.log" "/proc ($lack${have:+; its package carries those for $have}); sandboxes"
+	runc_warning_checks
 fi
 
 # --- RUN: one-shot sandboxes -------------------------------------------
@@ -604,13 +610,13 @@ as alice exec -S "$ID" -c 'nohup sleep 600 > /dev/null 2>&1 &'
 
 # A second sandboxd on the same run directory is refused before it
 # touches anything: the first's containers and processes live on.
-before=$(runc --root "$RUN/runc" list -q | sort)
+before=$(containers)
 out=$(timeout 60 "$B/mcp-sandboxd" -d -f "$CONF" 2>&1)
 rc=$?
 check "a second sandboxd refuses to start (exit $rc)" \
     eval '[ $rc -eq 1 ] && grep -q "another instance is already listening" <<< "$out"'
 check "and the first's containers are all there" \
-    test "$(runc --root "$RUN/runc" list -q | sort)" = "$before"
+    eval '[ -n "$before" ] && [ "$(containers)" = "$before" ]'
 as alice exec -S "$ID" -c 'pgrep -x sleep > /dev/null && echo alive'
 check "the sandbox's background process lives on ($OUT)" test "$OUT" = alive
 
