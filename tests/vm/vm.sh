@@ -19,6 +19,7 @@
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/vm/lib/machine.sh"
 case $B in /*) ;; *) B=$TOP/$B ;; esac
+trap vm_cleanup EXIT
 
 MODE=test
 [ "${1:-}" = --shell ] && MODE=shell

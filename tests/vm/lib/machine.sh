@@ -123,6 +123,7 @@ vm_image() {
 vm_chroot() {
 	local mnt
 	mnt=$(mktemp -d /tmp/mcpd-vm-root.XXXXXX)
+	VM_TMP="${VM_TMP:-} $mnt"
 	unshare -m --propagation private bash -c '
 	    set -e
 	    root=$2
@@ -167,6 +168,7 @@ vm_accel() {
 vm_boot() {
 	local mode=$1 out=$2 run cmdline cpu rc vfsd serial
 	run=$(mktemp -d /tmp/mcpd-vm-run.XXXXXX)
+	VM_TMP="${VM_TMP:-} $run"
 	ACCEL=${ACCEL:-$(vm_accel)}
 	qemu-img create -q -f qcow2 -F raw -b "$IMG/base.img" \
 	    "$run/disk.qcow2" || return 1
@@ -226,9 +228,18 @@ systemd.unified_cgroup_hierarchy=0 SYSTEMD_CGROUP_ENABLE_LEGACY_FORCE=1"
 	fi
 	kill $VFS_PIDS 2> /dev/null
 	wait $VFS_PIDS 2> /dev/null
+	VFS_PIDS=
 	cat "$run"/virtiofsd-*.log >> "$out/virtiofsd.log" 2> /dev/null
 	rm -rf "$run"
 	return "$rc"
+}
+
+# vm_cleanup: what a run interrupted (a timeout, Ctrl-C) leaves behind:
+# the shares' virtiofsd and the temporary directories.  vm.sh calls it
+# at exit; after a whole run there is nothing left for it to do.
+vm_cleanup() {
+	[ -n "${VFS_PIDS:-}" ] && kill $VFS_PIDS 2> /dev/null
+	[ -n "${VM_TMP:-}" ] && rm -rf $VM_TMP
 }
 
 # Each console line with the seconds since QEMU started.
