@@ -110,6 +110,9 @@ rb=$(readlink -f "$(command -v ruby)" 2>/dev/null)
 if [ -z "$rb" ]; then
 	ok "a lacking language is named # SKIP ruby is not installed here"
 else
+	# Emptied here, not by the background job's redirection: until that
+	# job runs, wait_log would find the first run's line in it.
+	: > "$T/out"
 	RUN_DIR=$RUN PORT=18080 setsid unshare -m --propagation private \
 	    sh -c 'mount --bind /dev/null "$1" && exec bash "$2"' _ "$rb" \
 	    "$TOP/scripts/run.sh" > "$T/out" 2>&1 &
