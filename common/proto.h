@@ -67,6 +67,7 @@ enum imsg_type {
 	IMSG_INIT_DATA,			/* <-> file content, <= PROTO_CHUNK */
 	IMSG_INIT_ENTRY,		/* <- struct init_entry + name, repeated */
 	IMSG_INIT_DONE,			/* <- struct init_done */
+	IMSG_INIT_SIGNAL,		/* int32_t: every process but init */
 
 	/*
 	 * mcpd (or mcpctl) <-> sandboxd.  The peerid is the client's

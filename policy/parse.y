@@ -91,6 +91,7 @@ struct ploc {
 #define FIELD_EXCERPT	0x4000
 #define FIELD_PATH	0x8000
 #define FIELD_KIND	0x10000
+#define FIELD_PLATFORM	0x20000
 
 #define YYLLOC_DEFAULT(cur, rhs, n)					\
 	do {								\
@@ -264,6 +265,8 @@ static void	 runtime_use(struct parse_ctx *, const struct ploc *, char *);
 static void	 runtime_begin(struct parse_ctx *, const struct ploc *, char *);
 static void	 runtime_path(struct parse_ctx *, const struct ploc *, char *);
 static void	 runtime_kind(struct parse_ctx *, const struct ploc *, char *);
+static void	 runtime_platform(struct parse_ctx *, const struct ploc *,
+		    char *);
 }
 
 %token	INCLUDE "include" USER "user" GROUP "group" RUN "run"
@@ -279,7 +282,7 @@ static void	 runtime_kind(struct parse_ctx *, const struct ploc *, char *);
 %token	SANDBOXES "sandboxes" REQUESTS "requests" LOCAL "local" PATH "path"
 %token	READONLY "read-only" ALLOW "allow" ORIGIN "origin"
 %token	LANGUAGE "language" ALIAS "alias" FILENAME "file" BUILD "build"
-%token	VERSION "version" RUNTIME "runtime" KIND "kind"
+%token	VERSION "version" RUNTIME "runtime" KIND "kind" PLATFORM "platform"
 %token	AUDIT "audit" REQUIRED "required" YES "yes" NO "no"
 %token	DATABASE "database" EXCERPT "excerpt" METRICS "metrics"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
@@ -315,6 +318,7 @@ string		: STRING
 		| METRICS			{ $$ = xstrdup("metrics"); }
 		| RUNTIME			{ $$ = xstrdup("runtime"); }
 		| KIND				{ $$ = xstrdup("kind"); }
+		| PLATFORM			{ $$ = xstrdup("platform"); }
 		;
 
 /* The built-in image's name is also a keyword. */
@@ -429,6 +433,7 @@ runtimeopts	: %empty
 
 runtimeopt	: PATH string			{ runtime_path(ctx, &@1, $2); }
 		| KIND string			{ runtime_kind(ctx, &@1, $2); }
+		| PLATFORM string		{ runtime_platform(ctx, &@1, $2); }
 		;
 
 limits		: limitshead LBRACE limitsopts RBRACE
@@ -582,6 +587,7 @@ static const struct keyword {
 	{ "output",		OUTPUT },
 	{ "path",		PATH },
 	{ "pids",		PIDS },
+	{ "platform",		PLATFORM },
 	{ "pool",		POOL },
 	{ "port",		PORT },
 	{ "read-only",		READONLY },
@@ -683,7 +689,8 @@ unlist_local(yysymbol_kind_t *expected, int n)
 		if (expected[i] != YYSYMBOL_LOCAL &&
 		    expected[i] != YYSYMBOL_METRICS &&
 		    expected[i] != YYSYMBOL_RUNTIME &&
-		    expected[i] != YYSYMBOL_KIND && expected[i] != YYSYMBOL_RUNC)
+		    expected[i] != YYSYMBOL_KIND &&
+		    expected[i] != YYSYMBOL_PLATFORM && expected[i] != YYSYMBOL_RUNC)
 			expected[j++] = expected[i];
 	return j;
 }
@@ -1959,11 +1966,34 @@ runtime_kind(struct parse_ctx *ctx, const struct ploc *loc, char *kind)
 		rt->kind = RUNTIME_RUNC;
 	else if (strcmp(kind, policy_runtime_kind(RUNTIME_CRUN)) == 0)
 		rt->kind = RUNTIME_CRUN;
-	else if (strcmp(kind, "runsc") == 0)
-		perr(ctx, loc, "kind runsc: gVisor is not supported yet");
+	else if (strcmp(kind, policy_runtime_kind(RUNTIME_RUNSC)) == 0)
+		rt->kind = RUNTIME_RUNSC;
 	else
-		perr(ctx, loc, "kind \"%s\": runc or crun", kind);
+		perr(ctx, loc, "kind \"%s\": runc, crun or runsc", kind);
 	free(kind);
+}
+
+/* gVisor's platform: how its kernel takes the sandbox's system calls. */
+static void
+runtime_platform(struct parse_ctx *ctx, const struct ploc *loc, char *name)
+{
+	static const char *const platforms[] = { "systrap", "ptrace", "kvm" };
+	struct runtime	*rt = ctx->runtime;
+	size_t		 i;
+
+	if (rt == NULL || once(ctx, loc, &ctx->fields, FIELD_PLATFORM,
+	    "platform") == -1) {
+		free(name);
+		return;
+	}
+	for (i = 0; i < nitems(platforms); i++)
+		if (strcmp(name, platforms[i]) == 0)
+			break;
+	if (i == nitems(platforms))
+		perr(ctx, loc, "platform \"%s\": systrap, ptrace or kvm", name);
+	else
+		(void)str_copy(rt->platform, name, sizeof(rt->platform));
+	free(name);
 }
 
 /* Each runtime block is whole, and the runtime in use exists. */
@@ -1980,6 +2010,9 @@ finish_runtimes(struct parse_ctx *ctx)
 			perr(ctx, &ctx->runtime_locs[i], "runtime \"%s\" has no "
 			    "%s", rt->name, rt->path[0] == '\0' ? "path" :
 			    "kind");
+		else if (rt->platform[0] != '\0' && rt->kind != RUNTIME_RUNSC)
+			perr(ctx, &ctx->runtime_locs[i], "runtime \"%s\": a "
+			    "platform is for kind runsc only", rt->name);
 	}
 	if ((rt = runtime_find(p, p->runtime)) == NULL) {
 		perr(ctx, &ctx->runtime_loc, "runtime \"%s\": no such runtime "
@@ -1988,6 +2021,22 @@ finish_runtimes(struct parse_ctx *ctx)
 	}
 	(void)str_copy(p->runc, rt->path, sizeof(p->runc));
 	p->runtime_kind = rt->kind;
+	(void)str_copy(p->runtime_platform, rt->platform,
+	    sizeof(p->runtime_platform));
+	/*
+	 * slirp4netns gives a container its network once it runs; gVisor's
+	 * kernel takes the devices of its namespace only as it boots.
+	 */
+	if (rt->kind == RUNTIME_RUNSC) {
+		struct limits	*l;
+
+		TAILQ_FOREACH(l, &p->limits, entry)
+			if (l->network == NET_EGRESS)
+				perr(ctx, &ctx->runtime_loc, "runtime \"%s\" "
+				    "(runsc): limits \"%s\" allow network "
+				    "egress, which runsc cannot give yet",
+				    rt->name, l->name);
+	}
 }
 
 static void
@@ -2737,8 +2786,9 @@ finish(struct parse_ctx *ctx)
 
 /* The runtimes every file has; "runc" first, as "runc PATH" moves it. */
 static const struct runtime builtin_runtimes[] = {
-	{ "runc", DEFAULT_RUNC, RUNTIME_RUNC, 0 },
-	{ "crun", DEFAULT_CRUN, RUNTIME_CRUN, 0 },
+	{ "runc", DEFAULT_RUNC, RUNTIME_RUNC, 0, "" },
+	{ "crun", DEFAULT_CRUN, RUNTIME_CRUN, 0, "" },
+	{ "runsc", DEFAULT_RUNSC, RUNTIME_RUNSC, 0, "" },
 };
 
 static struct policy *

@@ -432,7 +432,14 @@ fmt_cpus(char *buf, size_t size, uint32_t milli)
 const char *
 policy_runtime_kind(enum runtime_kind kind)
 {
-	return kind == RUNTIME_CRUN ? "crun" : "runc";
+	switch (kind) {
+	case RUNTIME_CRUN:
+		return "crun";
+	case RUNTIME_RUNSC:
+		return "runsc";
+	default:
+		return "runc";
+	}
 }
 
 static void
@@ -453,8 +460,11 @@ dump_global(FILE *fp, const struct policy *p)
 		dump_string(fp, p->runtimes[i].name);
 		fprintf(fp, " {\n");
 		dump_kv(fp, "\t", "path", p->runtimes[i].path);
-		fprintf(fp, "\tkind %s\n}\n",
+		fprintf(fp, "\tkind %s\n",
 		    policy_runtime_kind(p->runtimes[i].kind));
+		if (p->runtimes[i].platform[0] != '\0')
+			fprintf(fp, "\tplatform %s\n", p->runtimes[i].platform);
+		fprintf(fp, "}\n");
 	}
 	dump_kv(fp, "", "runtime", p->runtime);
 	fprintf(fp, "# runs %s\n", p->runc);

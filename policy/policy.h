@@ -43,6 +43,7 @@
 #define DEFAULT_STATE_DIR	LOCALSTATEDIR "/lib/mcpd"
 #define DEFAULT_RUNC		"/usr/sbin/runc"
 #define DEFAULT_CRUN		"/usr/bin/crun"
+#define DEFAULT_RUNSC		"/usr/bin/runsc"
 #define DEFAULT_RUNTIME		"runc"
 #define DEFAULT_SANDBOX_INIT	LIBEXECDIR "/mcpd/sandbox-init"
 #define DEFAULT_SANDBOX_SOCK	"sandboxd.sock"	/* in the run directory */
@@ -192,7 +193,9 @@ struct language {
 enum runtime_kind {
 	RUNTIME_RUNC,
 	RUNTIME_CRUN,
+	RUNTIME_RUNSC,		/* gVisor: a kernel of its own */
 };
+#define RUNTIME_PLATFORM_MAX	16
 #define POLICY_RUNTIMES_MAX	8
 
 struct runtime {
@@ -200,6 +203,7 @@ struct runtime {
 	char			 path[PATH_MAX];
 	enum runtime_kind	 kind;
 	int			 defined;	/* by a block of the file */
+	char			 platform[RUNTIME_PLATFORM_MAX]; /* runsc; "" = its default */
 };
 
 struct audit_conf {
@@ -228,6 +232,7 @@ struct policy {
 	char			 runtime[POLICY_NAME_MAX];
 	char			 runc[PATH_MAX];
 	enum runtime_kind	 runtime_kind;
+	char			 runtime_platform[RUNTIME_PLATFORM_MAX];
 	struct runtime		 runtimes[POLICY_RUNTIMES_MAX];
 	size_t			 nruntimes;
 	char			 sandbox_init[PATH_MAX];

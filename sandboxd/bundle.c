@@ -174,6 +174,9 @@ bundle_check(const struct bundle *b, char *err, size_t errlen)
 	if (b->filter_fd != 0 && (b->filter_fd < 3 || b->filter_fd > 255))
 		return bundle_err(err, errlen, "bad filter fd %d",
 		    b->filter_fd), -1;
+	/* gVisor has no use for a profile in the configuration. */
+	if (b->runsc && b->filter_fd == 0)
+		return bundle_err(err, errlen, "runsc needs the filter fd"), -1;
 
 	switch (b->image->type) {
 	case IMAGE_HOST:
@@ -315,6 +318,15 @@ bundle_mounts(const struct bundle *b)
 	return m;
 }
 
+/*
+ * runsc gives the spec's oomScoreAdj to gVisor's kernel and gofer; the
+ * stub processes that hold the sandbox's memory run at 0.  At 1000 the
+ * kernel would be the OOM killer's choice, ending the whole sandbox for
+ * one greedy program; at 0 it is the biggest, the greedy program's stub,
+ * and gVisor ends that program alone.
+ */
+#define BUNDLE_RUNSC_OOM_ADJ	0
+
 static json_t *
 bundle_process(const struct bundle *b)
 {
@@ -322,7 +334,11 @@ bundle_process(const struct bundle *b)
 	json_t			*args;
 	char			 fd[8];
 
-	if (b->filter_fd != 0) {
+	if (b->runsc)
+		/* SBX_RUNSC_CTL_FD and SBX_RUNSC_FILTER_FD. */
+		args = json_pack("[s, s, s, s, s]", SBX_INIT_PATH, "-c", "0",
+		    "-s", "1");
+	else if (b->filter_fd != 0) {
 		(void)snprintf(fd, sizeof(fd), "%d", b->filter_fd);
 		args = json_pack("[s, s, s]", SBX_INIT_PATH, "-s", fd);
 	} else
@@ -340,7 +356,7 @@ bundle_process(const struct bundle *b)
 	    "capabilities", "bounding", "effective", "inheritable",
 	    "permitted", "ambient",
 	    "noNewPrivileges", 1,
-	    "oomScoreAdj", 1000,
+	    "oomScoreAdj", b->runsc ? BUNDLE_RUNSC_OOM_ADJ : 1000,
 	    "rlimits",
 	    "type", "RLIMIT_NOFILE", "hard", (json_int_t)BUNDLE_NOFILE,
 	    "soft", (json_int_t)BUNDLE_NOFILE,
@@ -405,7 +421,8 @@ bundle_linux(const struct bundle *b)
 	    "size", SBX_UID_RANGE,
 	    "namespaces", ns,
 	    "cgroupsPath", b->cgroup,
-	    "resources", "memory", mem, "pids", "limit", (json_int_t)l->pids,
+	    "resources", "memory", mem, "pids", "limit", (json_int_t)l->pids +
+	    (b->runsc ? BUNDLE_RUNSC_PIDS : 0),
 	    "cpu", "period", (json_int_t)BUNDLE_CPU_PERIOD,
 	    "quota", (json_int_t)l->cpus * BUNDLE_CPU_PERIOD / 1000,
 	    "maskedPaths", bundle_strings(bundle_masked, nitems(bundle_masked)),
@@ -462,9 +479,9 @@ bundle_tpl_key(const struct bundle *b)
 	char	*key, *k;
 	int	 i;
 
-	xasprintf(&key, "%d\n%s\n%s\n%s\n%s\n%d\n%d\n%d",
+	xasprintf(&key, "%d\n%s\n%s\n%s\n%s\n%d\n%d\n%d\n%d",
 	    (int)b->image->type, b->image->path, b->host->rootfs, b->host->etc,
-	    b->init, b->memsw, b->workspace != NULL, b->filter_fd);
+	    b->init, b->memsw, b->workspace != NULL, b->filter_fd, b->runsc);
 	for (i = 0; i < b->host->nbinds; i++) {
 		xasprintf(&k, "%s\n%s", key, b->host->binds[i]);
 		free(key);
@@ -515,7 +532,7 @@ bundle_fill(json_t *c, const struct bundle *b)
 		r |= bundle_set_int(json_object_get(res, "memory"), "swap",
 		    (json_int_t)l->memory);
 	r |= bundle_set_int(json_object_get(res, "pids"), "limit",
-	    (json_int_t)l->pids);
+	    (json_int_t)l->pids + (b->runsc ? BUNDLE_RUNSC_PIDS : 0));
 	r |= bundle_set_int(json_object_get(res, "cpu"), "quota",
 	    (json_int_t)l->cpus * BUNDLE_CPU_PERIOD / 1000);
 

@@ -20,6 +20,16 @@
 #define BUNDLE_CPU_PERIOD	100000		/* us, of the CFS quota */
 /* Where sandboxd's containers get the compiled filter (runc --preserve-fds). */
 #define SBX_FILTER_FD	4
+/*
+ * runsc passes a container its stdio alone: the control socket is its
+ * stdin and the filter its stdout.  Its host cgroup holds gVisor's own
+ * threads and stub processes beside the sandbox's, so its pids limit is
+ * the sandbox's plus this; the sandbox's own is RLIMIT_NPROC, which
+ * gVisor's kernel enforces.
+ */
+#define SBX_RUNSC_CTL_FD	0
+#define SBX_RUNSC_FILTER_FD	1
+#define BUNDLE_RUNSC_PIDS	256
 
 struct image;				/* policy.h */
 struct limits;				/* policy.h */
@@ -47,6 +57,7 @@ struct bundle {
 	 * finds bundle_filter()'s program and loads it itself ("-s fd").
 	 */
 	int			 filter_fd;
+	int			 runsc;		/* for gVisor's runsc */
 };
 
 /* The config.json document, or NULL with a message in err. */

@@ -82,6 +82,7 @@ struct exec {
 
 static void	exec_finish(struct exec *, const char *);
 static void	exec_io_arm(struct exec *);
+static void	exec_synced(struct exec *);
 
 static void
 exec_close_fd(int *fd, struct event **ev)
@@ -137,7 +138,9 @@ exec_kill(struct exec *ex)
 	if (ex->killed)
 		return;
 	ex->killed = 1;
-	if (ex->placed)
+	if (ex->sb->guest)
+		sandbox_signal(ex->sb, SIGKILL);
+	else if (ex->placed)
 		cgroup_exec_kill(ex->sb->id, exec_cg(ex), ex->sb->init_pid);
 	else if (ex->host_pid > 0)
 		kill(ex->host_pid, SIGKILL);
@@ -314,6 +317,11 @@ exec_sync_cb(evutil_socket_t fd, short events, void *arg)
 	n = recvmsg(ex->fd_sync, &msg, MSG_CMSG_CLOEXEC);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
+	/* Under runsc the credentials are its kernel's: the byte will do. */
+	if (ex->sb->guest && n == 1) {
+		exec_synced(ex);
+		return;
+	}
 	for (c = CMSG_FIRSTHDR(&msg); n == 1 && c != NULL;
 	    c = CMSG_NXTHDR(&msg, c))
 		if (c->cmsg_level == SOL_SOCKET &&
@@ -346,6 +354,18 @@ exec_sync_cb(evutil_socket_t fd, short events, void *arg)
 	}
 	if (ex->killed) {
 		cgroup_exec_kill(ex->sb->id, exec_cg(ex), ex->sb->init_pid);
+		exec_close_fd(&ex->fd_sync, &ex->ev_sync);
+		return;
+	}
+	exec_synced(ex);
+}
+
+/* Placed (or under runsc, there): it goes once it is released. */
+static void
+exec_synced(struct exec *ex)
+{
+	if (ex->killed) {
+		/* Under runsc, exec_kill() has had init kill it. */
 		exec_close_fd(&ex->fd_sync, &ex->ev_sync);
 		return;
 	}
@@ -447,6 +467,8 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	    cgroup_sandbox_quiet(sb->id, sb->init_pid));
 	if (whole && !cgroup_resettable() && sb->shared)
 		whole = 0;
+	if (sb->guest)
+		whole = 1;
 	if (whole)
 		sb->shared = 1;
 	/* In the container's groups from its fork, and free to go. */
@@ -472,7 +494,9 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 		sb->fresh = 0;
 	else {
 		ex->oom_before = cgroup_oom_kills(sb->id, 0);
-		if (whole)
+		if (sb->guest)
+			;	/* init counts, not the groups */
+		else if (whole)
 			cgroup_sandbox_reset(sb->id);
 		else if (cgroup_exec_create(sb->id, ex->id) == -1) {
 			exec_close_pipes(in, out, err, sync);
@@ -563,7 +587,7 @@ exec_result(struct exec *ex, struct sbx_result *r)
 		r->exit_code = -1;
 		r->signal = WTERMSIG(st);
 	}
-	if (ex->placed)
+	if (ex->placed && !ex->sb->guest)
 		cgroup_exec_usage(ex->sb->id, exec_cg(ex), &cpu_ns, &peak);
 	if (cpu_ns == 0)
 		cpu_ns = (ex->ex.utime_us + ex->ex.stime_us) * 1000;
@@ -663,13 +687,38 @@ exec_init_dispatch(struct sandbox *sb, struct imsg *imsg)
 	exec_timer(ex, EXEC_DRAIN_MS);
 }
 
+/*
+ * Under runsc the host's OOM killer ends gVisor's kernel, the biggest
+ * process of the container's group, and the sandbox with it: for an exec
+ * that was running, that is how it ended, killed for memory.  Its peak
+ * is the group's, gVisor's own memory included.
+ */
+static int
+exec_guest_oom(struct exec *ex)
+{
+	uint64_t	 cpu_ns = 0;
+
+	if (!ex->sb->guest)
+		return 0;
+	if (ex->exited)
+		return 1;	/* init's word came first */
+	if (cgroup_oom_kills(ex->sb->id, 0) <= ex->oom_before)
+		return 0;
+	ex->ex.status = SIGKILL;
+	ex->ex.exec_errno = 0;
+	ex->wall_ms = (mono_ns() - ex->start_ns) / 1000000;
+	cgroup_exec_usage(ex->sb->id, 0, &cpu_ns, &ex->sampled);
+	ex->ex.utime_us = cpu_ns / 1000;
+	return 1;
+}
+
 void
 exec_sandbox_gone(struct sandbox *sb, const char *why)
 {
 	struct exec	*ex;
 
 	while ((ex = TAILQ_FIRST(&sb->execs)) != NULL)
-		exec_finish(ex, why);
+		exec_finish(ex, exec_guest_oom(ex) ? NULL : why);
 }
 
 uint32_t

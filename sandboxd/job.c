@@ -1083,7 +1083,7 @@ stop_begin(struct job *job)
 		return;
 	}
 	/* Running processes get SIGTERM and a grace period first. */
-	cgroup_sandbox_kill(job->sb->id, SIGTERM);
+	sandbox_signal(job->sb, SIGTERM);
 	if ((job->ev_grace = evtimer_new(sbd->base, stop_kill, job)) == NULL)
 		fatalx("cannot create a timer");
 	evtimer_add(job->ev_grace, &tv);

@@ -137,13 +137,16 @@ pool_start(const struct image *im)
 /*
  * Whether a container started with the pool's limits can serve a run with
  * lim, after cgroup writes: disk and network are fixed at start, and the
- * pids rlimit cannot be raised from outside.
+ * pids rlimit cannot be raised from outside.  Under runsc that rlimit is
+ * the sandbox's only pids limit (its cgroup's holds gVisor's own): it
+ * cannot be lowered either.
  */
 static int
 pool_fits(const struct limits *pl, const struct limits *lim)
 {
 	return lim->disk == pl->disk && lim->network == pl->network &&
-	    lim->pids <= pl->pids;
+	    (sbd->conf->runtime_kind == RUNTIME_RUNSC ?
+	    lim->pids == pl->pids : lim->pids <= pl->pids);
 }
 
 /* Warm containers a reload's "default" limits do not fit: replaced. */

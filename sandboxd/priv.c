@@ -116,6 +116,7 @@ static TAILQ_HEAD(, net)	 nets = TAILQ_HEAD_INITIALIZER(nets);
 static TAILQ_HEAD(, ctr)	 ctrs = TAILQ_HEAD_INITIALIZER(ctrs);
 
 static void	pop_step(struct pop *, int);
+static pid_t	priv_spawn_at(const char *const [], int, int, int, int);
 static void	pop_reply(struct pop *, uint32_t, pid_t);
 static void	pop_fail(struct pop *, const char *, ...)
 		    __attribute__((__format__(printf, 2, 3)));
@@ -217,6 +218,45 @@ priv_runc_patched(void)
 }
 
 /*
+ * gVisor's releases are dates: "runsc version 0.0~20240729.0" from
+ * Debian, "runsc version release-20240729.0" from upstream.  Those before
+ * 2024 fail programs that today's images run: Debian 12's refuses the
+ * statx(2) flags of its own coreutils, and so "ls".
+ */
+#define RUNSC_MIN_DATE	20240101UL
+
+static void
+priv_runsc_version(const char *out)
+{
+	const char	*v;
+	unsigned long	 date = 0;
+
+	if ((v = strstr(out, "runsc version ")) == NULL)
+		fatalx("%s: cannot read its version: is it runsc?",
+		    pconf->runc);
+	v += strlen("runsc version ");
+	while (*v != '\0' && *v != '\n' && (*v < '1' || *v > '9' ||
+	    strspn(v, "0123456789") != 8))
+		v++;
+	if (strspn(v, "0123456789") == 8)
+		date = strtoul(v, NULL, 10);
+	if (date == 0)
+		fatalx("%s: cannot read the date of its release",
+		    pconf->runc);
+	(void)snprintf(runc_version, sizeof(runc_version), "runsc %lu",
+	    date);
+	if (date < RUNSC_MIN_DATE)
+		log_warnx("runtime %s: runsc %lu is older than 2024: programs "
+		    "in the sandboxes will fail where it lacks what Linux "
+		    "has (its 2022 release refuses coreutils' statx flags); "
+		    "use a newer runsc", pconf->runtime, date);
+	else
+		log_info("runtime %s: runsc %lu%s%s", pconf->runtime, date,
+		    pconf->runtime_platform[0] != '\0' ? ", platform " : "",
+		    pconf->runtime_platform);
+}
+
+/*
  * The runtime's version, and for runc whether it has the 2025 fixes.
  * crun's first line is "crun version 1.8.1".
  */
@@ -231,6 +271,10 @@ priv_runc_version(void)
 	if (run_wait(argv, out, sizeof(out)) != 0)
 		fatalx("%s --version failed: is %s installed?", pconf->runc,
 		    kind);
+	if (pconf->runtime_kind == RUNTIME_RUNSC) {
+		priv_runsc_version(out);
+		return;
+	}
 	(void)str_fmt(word, sizeof(word), "%s version ", kind);
 	if ((v = strstr(out, word)) == NULL ||
 	    sscanf(v + strlen(word), "%u.%u.%u", &maj, &min, &pat) < 2)
@@ -290,7 +334,7 @@ priv_delete_all(void)
 {
 	char		 out[65536], *id, *save;
 	const char	*list[] = { pconf->runc, "--root", runc_root, "list",
-			    "-q", NULL };
+			    "--quiet", NULL };
 	const char	*del[] = { pconf->runc, "--root", runc_root, "delete",
 			    "--force", NULL, NULL };
 	int		 n = 0;
@@ -370,10 +414,18 @@ priv_copy(const char *src, const char *dst)
 static void
 priv_host_files(const char *dir)
 {
-	char	 err[256];
+	char		 err[256];
+	/*
+	 * runsc's gofer remounts the root read-only from inside a user
+	 * namespace, where flags it does not repeat are locked: EPERM.
+	 * Nothing here could use them: a read-only tmpfs of directories,
+	 * copies of /etc files and sandbox-init, none set-id, no device.
+	 */
+	unsigned long	 host_flags = pconf->runtime_kind == RUNTIME_RUNSC ?
+			    0 : MS_NOSUID | MS_NODEV;
 
 	daemon_mkdir(dir, 0755);
-	if (mount("mcpd", dir, "tmpfs", MS_NOSUID | MS_NODEV,
+	if (mount("mcpd", dir, "tmpfs", host_flags,
 	    "mode=0755,size=64m") == -1)
 		fatal("tmpfs on %s", dir);
 	if (image_host_prepare(dir, &host_image, err, sizeof(err)) == -1)
@@ -381,8 +433,8 @@ priv_host_files(const char *dir)
 	(void)str_fmt(init_copy, sizeof(init_copy), "%s/sandbox-init", dir);
 	if (priv_copy(pconf->sandbox_init, init_copy) == -1)
 		fatal("sandbox-init %s", pconf->sandbox_init);
-	if (mount(NULL, dir, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID |
-	    MS_NODEV, NULL) == -1)
+	if (mount(NULL, dir, NULL, MS_REMOUNT | MS_RDONLY | host_flags,
+	    NULL) == -1)
 		fatal("remounting %s read-only", dir);
 }
 
@@ -404,6 +456,14 @@ priv_setup(void)
 	if (cgroup_helper_view(path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);
 	priv_crun_view();
+	/*
+	 * On v2 a container's init has a leaf of its own (cg2_settle());
+	 * runsc's sandbox is two processes, its kernel and its gofer.
+	 */
+	if (pconf->runtime_kind == RUNTIME_RUNSC &&
+	    strcmp(cgroup_version(), "v1") != 0)
+		fatalx("runtime %s: runsc on cgroup v2 is not supported yet",
+		    pconf->runtime);
 	memsw = cgroup_swap();
 
 	(void)str_fmt(runc_root, sizeof(runc_root), "%s/%s", pconf->run_dir,
@@ -500,6 +560,8 @@ priv_check_start(const struct priv_start *ps, struct image **imp)
 		return "pids out of range";
 	if (ps->network != NET_NONE && ps->network != NET_EGRESS)
 		return "bad network mode";
+	if (ps->network == NET_EGRESS && pconf->runtime_kind == RUNTIME_RUNSC)
+		return "network egress is not available under runsc yet";
 	if (ps->slot >= pconf->uid_slots)
 		return "uid range out of range";
 	if (ps->persistent > 1)
@@ -512,6 +574,17 @@ priv_check_start(const struct priv_start *ps, struct image **imp)
 static pid_t
 priv_spawn(const char *const argv[], int initfd, int filterfd)
 {
+	return priv_spawn_at(argv, initfd, 3, filterfd, SBX_FILTER_FD);
+}
+
+/*
+ * Stdio to /dev/null, initfd as initat and filterfd as filterat; runsc
+ * passes a container nothing but its stdio, so there they are 0 and 1.
+ */
+static pid_t
+priv_spawn_at(const char *const argv[], int initfd, int initat, int filterfd,
+    int filterat)
+{
 	posix_spawn_file_actions_t	 fa;
 	posix_spawnattr_t		 sa;
 	sigset_t			 def;
@@ -521,8 +594,8 @@ priv_spawn(const char *const argv[], int initfd, int filterfd)
 	/*
 	 * posix_spawn(3), which shares our memory until the exec rather
 	 * than copying page tables: this runs for every container.  Stdio
-	 * to /dev/null, the init socket as fd 3 and the seccomp filter as
-	 * SBX_FILTER_FD (dup2 onto itself would clear close-on-exec too),
+	 * to /dev/null, the init socket and the seccomp filter over it
+	 * where they go (dup2 onto itself would clear close-on-exec too),
 	 * signals back to their defaults.
 	 */
 	if (posix_spawn_file_actions_init(&fa) != 0)
@@ -536,10 +609,9 @@ priv_spawn(const char *const argv[], int initfd, int filterfd)
 		r = posix_spawn_file_actions_addopen(&fa, i, "/dev/null",
 		    O_RDWR, 0);
 	if (r == 0 && initfd != -1)
-		r = posix_spawn_file_actions_adddup2(&fa, initfd, 3);
+		r = posix_spawn_file_actions_adddup2(&fa, initfd, initat);
 	if (r == 0 && filterfd != -1)
-		r = posix_spawn_file_actions_adddup2(&fa, filterfd,
-		    SBX_FILTER_FD);
+		r = posix_spawn_file_actions_adddup2(&fa, filterfd, filterat);
 	sigfillset(&def);
 	if (r == 0)
 		r = posix_spawnattr_setsigdefault(&sa, &def);
@@ -555,6 +627,56 @@ priv_spawn(const char *const argv[], int initfd, int filterfd)
 		return -1;
 	}
 	return pid;
+}
+
+/*
+ * The runtime, starting a container from op's bundle in the background.
+ * runc and crun take the init socket and the filter as fds 3 and 4;
+ * runsc, which passes a container its stdio alone, as 0 and 1, and its
+ * own options: the platform, and no network (its kernel would otherwise
+ * give the sandbox one of its own, on the host's namespace's devices).
+ */
+static pid_t
+priv_runtime_run(struct pop *op, const char *pidfile, const char *logf)
+{
+	char		 platform[32];
+	const char	*argv[16];
+	int		 n = 0;
+
+	argv[n++] = pconf->runc;
+	argv[n++] = "--root";
+	argv[n++] = runc_root;
+	argv[n++] = "--log";
+	argv[n++] = logf;
+	if (pconf->runtime_kind != RUNTIME_RUNSC) {
+		argv[n++] = "run";
+		argv[n++] = "-d";
+		argv[n++] = "--preserve-fds";
+		argv[n++] = "2";
+		argv[n++] = "--pid-file";
+		argv[n++] = pidfile;
+		argv[n++] = "-b";
+		argv[n++] = op->bundle;
+		argv[n++] = op->id;
+		argv[n] = NULL;
+		return priv_spawn(argv, op->initfd, filter_memfd);
+	}
+	if (pconf->runtime_platform[0] != '\0') {
+		(void)str_fmt(platform, sizeof(platform), "--platform=%s",
+		    pconf->runtime_platform);
+		argv[n++] = platform;
+	}
+	argv[n++] = "--network=none";
+	argv[n++] = "run";
+	argv[n++] = "--detach";
+	argv[n++] = "--pid-file";
+	argv[n++] = pidfile;
+	argv[n++] = "--bundle";
+	argv[n++] = op->bundle;
+	argv[n++] = op->id;
+	argv[n] = NULL;
+	return priv_spawn_at(argv, op->initfd, SBX_RUNSC_CTL_FD, filter_memfd,
+	    SBX_RUNSC_FILTER_FD);
 }
 
 /* Attach disk to a free loop device and mount it at ws. */
@@ -946,23 +1068,17 @@ pop_start(struct pop *op, int status)
 		b.cgroup = cgpath;
 		b.memsw = memsw;
 		b.filter_fd = SBX_FILTER_FD;
+		b.runsc = pconf->runtime_kind == RUNTIME_RUNSC;
 		if (bundle_write(&b, err, sizeof(err)) == -1) {
 			pop_fail(op, "bundle: %s", err);
 			return;
 		}
 		(void)str_fmt(pidfile, sizeof(pidfile), "%s/pid", op->bundle);
 		(void)str_fmt(logf, sizeof(logf), "%s/runc.log", op->bundle);
-		{
-			const char *argv[] = { pconf->runc, "--root",
-			    runc_root, "--log", logf, "run", "-d",
-			    "--preserve-fds", "2", "--pid-file", pidfile,
-			    "-b", op->bundle, op->id, NULL };
-
-			if ((op->pid = priv_spawn(argv, op->initfd,
-			    filter_memfd)) == -1) {
-				pop_fail(op, "runc: %s", strerror(errno));
-				return;
-			}
+		if ((op->pid = priv_runtime_run(op, pidfile, logf)) == -1) {
+			pop_fail(op, "%s: %s", policy_runtime_kind(
+			    pconf->runtime_kind), strerror(errno));
+			return;
 		}
 		close(op->initfd);
 		op->initfd = -1;
@@ -1086,6 +1202,14 @@ pop_destroy(struct pop *op, int status)
 		return;
 	case DESTROY_EXITED:
 		pop_kill_done(op);
+		/*
+		 * runsc keeps state of its own beside the container's
+		 * (its gofer's, the sandbox's): always its delete.
+		 */
+		if (pconf->runtime_kind == RUNTIME_RUNSC) {
+			pop_runc_delete(op);
+			return;
+		}
 		/* Anything left that runc would know better: its turn. */
 		if (cgroup_sandbox_remove(op->id) == -1) {
 			pop_runc_delete(op);
@@ -1099,6 +1223,9 @@ pop_destroy(struct pop *op, int status)
 		op->step = DESTROY_WAIT;
 		/* FALLTHROUGH */
 	case DESTROY_WAIT:
+		/* runsc's delete has ended its gofer, the groups' last. */
+		if (pconf->runtime_kind == RUNTIME_RUNSC)
+			(void)cgroup_sandbox_remove(op->id);
 		/* runc says nothing useful if the container is gone. */
 		(void)str_fmt(op->disk, sizeof(op->disk), "%s/%s/%s",
 		    pconf->state_dir, SBX_DISKS, op->id);
@@ -1269,6 +1396,18 @@ priv_shutdown(void)
 		if (!busy)
 			break;
 		nanosleep(&ts, NULL);
+	}
+	/*
+	 * runsc's delete waits for the sandbox's kernel to end, and it is
+	 * our child: we would never reap it while waiting for the delete.
+	 * So every container's init dies first, and is reaped.
+	 */
+	if (pconf->runtime_kind == RUNTIME_RUNSC) {
+		struct ctr	*c;
+
+		TAILQ_FOREACH(c, &ctrs, entry)
+			(void)pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+		priv_reap_all();
 	}
 	priv_delete_all();
 	priv_reap_all();

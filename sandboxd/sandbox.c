@@ -90,6 +90,7 @@ sandbox_new(const char *id, const char *tenant, const char *image,
 	str_copy(sb->name, name, sizeof(sb->name));
 	sb->lim = *lim;
 	sb->persistent = persistent;
+	sb->guest = sbd->conf->runtime_kind == RUNTIME_RUNSC;
 	sb->state = SB_IDLE;
 	sb->created = sb->last_used = (int64_t)time(NULL);
 	TAILQ_INIT(&sb->waiters);
@@ -112,6 +113,22 @@ sandbox_find(const char *tenant, const char *id)
 		    (tenant == NULL || strcmp(sb->tenant, tenant) == 0))
 			return sb;
 	return NULL;
+}
+
+/*
+ * sig to every process of the sandbox but its init: through its cgroups,
+ * or under runsc, whose processes the host cannot see, by init.
+ */
+void
+sandbox_signal(struct sandbox *sb, int sig)
+{
+	int32_t	 s = sig;
+
+	if (!sb->guest)
+		cgroup_sandbox_kill(sb->id, sig);
+	else if (sb->iev_open && imsgev_compose(&sb->iev, IMSG_INIT_SIGNAL,
+	    0, -1, &s, sizeof(s)) == -1)
+		log_warn("sandbox %s: signal %d", sb->id, sig);
 }
 
 /* A persistent sandbox by the name it was created with, within a tenant. */

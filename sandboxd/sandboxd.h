@@ -115,6 +115,13 @@ struct sandbox {
 	int			 pooled;	/* warm, waiting to be claimed */
 	int			 fresh;		/* its counters reset, unused */
 	int			 shared;	/* an exec ran in its own groups */
+	/*
+	 * Under a kernel of its runtime's own (runsc): the host sees that
+	 * kernel, not the sandbox's processes, so none is placed, counted
+	 * or signalled from here.  Its execs share the container's groups;
+	 * init kills for us, and reports each exec's CPU and memory.
+	 */
+	int			 guest;
 };
 
 TAILQ_HEAD(sandboxq, sandbox);
@@ -165,6 +172,7 @@ extern struct sandboxd	*sbd;
 struct sandbox	*sandbox_new(const char *, const char *, const char *,
 		    const struct limits *, int, const char *);
 struct sandbox	*sandbox_find(const char *, const char *);
+void		 sandbox_signal(struct sandbox *, int);
 struct sandbox	*sandbox_find_name(const char *, const char *);
 /* Run ready(job, NULL) once the container is up, or ready(job, error). */
 void		 sandbox_want(struct sandbox *, struct job *,

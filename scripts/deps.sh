@@ -35,7 +35,9 @@ default-jdk-headless ruby perl php-cli"
 # matplotlib for a plot that comes back as a picture.
 # tests/security/lockdown.sh scores and checks the units with
 # systemd-analyze (systemd), whether or not systemd runs the machine.
-# tests/integration/crun.sh runs the sandbox tests again under crun.
+# tests/integration/crun.sh runs the sandbox tests again under crun;
+# tests/integration/gvisor.sh under runsc, which scripts/runsc.sh fetches
+# from Debian 13 (with apt, not installed) where this host's is too old.
 # tests/vm/vm.sh boots a Debian guest in QEMU (virtiofsd comes with
 # qemu-system-x86 on Debian 12, in a package of its own from Debian 13).
 vm="qemu-system-x86 qemu-utils"

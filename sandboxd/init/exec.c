@@ -519,11 +519,18 @@ exec_pollevents(const struct pollfd *pfd, int n)
 void
 exec_killall(void)
 {
+	exec_signalall(SIGKILL);
+}
+
+/* Outside a container: sig to our execs' process groups. */
+void
+exec_signalall(int sig)
+{
 	struct exec	*e;
 
 	TAILQ_FOREACH(e, &execs, entry) {
-		kill(-e->pid, SIGKILL);
+		kill(-e->pid, sig);
 		if (!e->reaped)
-			kill(e->pid, SIGKILL);
+			kill(e->pid, sig);
 	}
 }

@@ -88,17 +88,156 @@ init_send(uint32_t type, uint32_t id, const void *data, size_t len)
 	init_sendv(type, id, &iov, 1);
 }
 
+#define WALK_DEPTH	64	/* directories below dirfd, for ".." */
+#define WALK_LINKS	40	/* symlinks followed, as Linux's MAXSYMLINKS */
+
+/*
+ * Without openat2(2) (gVisor has none): RESOLVE_BENEATH by hand, a
+ * component at a time from dirfd, each opened with O_NOFOLLOW.  ".." goes
+ * back up the directories walked down, never above dirfd (EXDEV); a
+ * symlink is read and its text walked instead, unless it is absolute
+ * (EXDEV), RESOLVE_NO_SYMLINKS forbids it (ELOOP) or it is the last
+ * component and flags have O_NOFOLLOW; no other filesystem is entered
+ * (EXDEV).  No /proc magic link can be met: nothing absolute is walked.
+ */
+static int
+ws_walk(int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve)
+{
+	char		 buf[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+	char		*p, *rest;
+	const char	*comp;
+	struct stat	 st;
+	dev_t		 dev;
+	int		 stack[WALK_DEPTH], depth = 0, links = 0;
+	int		 cur = dirfd, fd = -1, last, err = 0, nofollow;
+	ssize_t		 n;
+
+	nofollow = (flags & O_NOFOLLOW) != 0;
+	if (*path == '/') {
+		errno = EXDEV;
+		return -1;
+	}
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (fstat(dirfd, &st) == -1)
+		return -1;
+	dev = st.st_dev;
+	for (p = buf;;) {
+		while (*p == '/')
+			p++;
+		comp = p;
+		if ((rest = strchr(p, '/')) != NULL) {
+			*rest++ = '\0';
+			while (*rest == '/')
+				rest++;
+		}
+		last = rest == NULL || *rest == '\0';
+		p = rest;
+		if (*comp == '\0' || strcmp(comp, ".") == 0) {
+			if (!last)
+				continue;
+			comp = ".";
+		} else if (strcmp(comp, "..") == 0) {
+			if (depth == 0) {
+				err = EXDEV;
+				break;
+			}
+			close(cur);
+			cur = stack[--depth];
+			if (!last)
+				continue;
+			comp = ".";
+		}
+		if (last)
+			fd = openat(cur, comp, flags | O_NOFOLLOW, mode);
+		else
+			fd = openat(cur, comp, O_PATH | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+		if (fd != -1 && fstat(fd, &st) == -1) {
+			err = errno;
+			break;
+		}
+		/* A link: ELOOP, ENOTDIR with O_DIRECTORY, or with O_PATH
+		 * the link itself. */
+		if ((fd == -1 && (errno == ELOOP || errno == ENOTDIR) &&
+		    fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode)) || (fd != -1 && S_ISLNK(st.st_mode))) {
+			if (fd != -1)
+				close(fd);
+			fd = -1;
+			if ((resolve & RESOLVE_NO_SYMLINKS) ||
+			    (last && nofollow) || ++links > WALK_LINKS) {
+				err = ELOOP;
+				break;
+			}
+			if ((n = readlinkat(cur, comp, link,
+			    sizeof(link) - 1)) <= 0) {
+				err = n == 0 ? ENOENT : errno;
+				break;
+			}
+			link[n] = '\0';
+			if (link[0] == '/') {
+				err = EXDEV;
+				break;
+			}
+			/* The link's text, then what was left of the path. */
+			if ((size_t)snprintf(next, sizeof(next), "%s/%s", link,
+			    last ? "" : p) >= sizeof(next)) {
+				err = ENAMETOOLONG;
+				break;
+			}
+			memcpy(buf, next, sizeof(buf));
+			p = buf;
+			continue;
+		}
+		if (fd == -1) {
+			err = errno;
+			break;
+		}
+		if (st.st_dev != dev) {
+			err = EXDEV;
+			break;
+		}
+		if (last)
+			break;
+		if (depth == WALK_DEPTH) {
+			err = ENAMETOOLONG;
+			break;
+		}
+		stack[depth++] = cur;
+		cur = fd;
+		fd = -1;
+	}
+	if (err != 0 && fd != -1) {
+		close(fd);
+		fd = -1;
+	}
+	if (cur != dirfd)
+		close(cur);
+	while (depth > 1)
+		close(stack[--depth]);
+	errno = err;
+	return fd;
+}
+
 /*
  * openat2(2) beneath dirfd: no "..", absolute path or symlink may lead out
- * of it, nor may a /proc magic link or a mount crossing.
+ * of it, nor may a /proc magic link or a mount crossing.  Where the kernel
+ * has no openat2 (gVisor's), ws_walk() instead.
  */
 int
 ws_openat(int dirfd, const char *path, int flags, mode_t mode,
     uint64_t resolve)
 {
+	static int	 no_openat2;
 	struct open_how	 how;
 	int		 fd, tries = 0;
 
+	if (no_openat2)
+		return ws_walk(dirfd, path, flags | O_CLOEXEC |
+		    (flags & O_PATH ? 0 : O_NOCTTY), mode, resolve);
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_CLOEXEC);
 	if (!(flags & O_PATH))
@@ -113,6 +252,10 @@ ws_openat(int dirfd, const char *path, int flags, mode_t mode,
 			break;
 		if (errno == EINTR)
 			continue;
+		if (errno == ENOSYS) {
+			no_openat2 = 1;
+			return ws_openat(dirfd, path, flags, mode, resolve);
+		}
 		/* EAGAIN: a concurrent rename raced a ".."; worth a retry. */
 		if (errno != EAGAIN || ++tries == 8)
 			break;
@@ -177,6 +320,31 @@ init_hello(struct imsg *imsg)
 	init_violation("refused the peer: %s", why);
 }
 
+/*
+ * A signal for everything in the container but us: how sandboxd ends
+ * processes where it cannot reach them through cgroups, under a kernel
+ * of the runtime's own (runsc), whose processes the host never sees.
+ * kill(-1) there spares only PID 1 and cannot miss a process forked
+ * meanwhile; a SIGKILL is sent twice all the same.
+ */
+static void
+init_signal(struct imsg *imsg)
+{
+	int32_t	 sig;
+
+	if (imsg->datalen != sizeof(sig))
+		init_violation("bad signal message");
+	memcpy(&sig, imsg->data, sizeof(sig));
+	if (sig != SIGKILL && sig != SIGTERM)
+		init_violation("signal %d refused", (int)sig);
+	if (getpid() == 1) {
+		kill(-1, sig);
+		if (sig == SIGKILL)
+			kill(-1, sig);
+	} else
+		exec_signalall(sig);
+}
+
 static void
 init_dispatch(struct imsg *imsg)
 {
@@ -202,6 +370,9 @@ init_dispatch(struct imsg *imsg)
 		break;
 	case IMSG_INIT_DATA:
 		file_data(imsg);
+		break;
+	case IMSG_INIT_SIGNAL:
+		init_signal(imsg);
 		break;
 	default:
 		init_violation("unexpected message type %u", imsg->hdr.type);
@@ -290,7 +461,11 @@ init_loop(void)
 	}
 }
 
-/* A descriptor number from the command line: 3 or above. */
+/*
+ * A descriptor number from the command line.  Under runsc, which passes
+ * a container no descriptor but its stdio, the control socket is 0 and
+ * the filter 1.
+ */
 static int
 fd_arg(const char *what, const char *s)
 {
@@ -299,9 +474,29 @@ fd_arg(const char *what, const char *s)
 
 	errno = 0;
 	l = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno != 0 || l < 3 || l > INT_MAX)
+	if (*s == '\0' || *end != '\0' || errno != 0 || l < 0 || l > INT_MAX)
 		errx(1, "bad %s fd: %s", what, s);
 	return (int)l;
+}
+
+/*
+ * The control socket came as stdio: move it above 2, and give 0 to 2 to
+ * /dev/null, as runc's containers have them.
+ */
+static int
+stdio_off(int ctlfd)
+{
+	int	 fd, null;
+
+	if ((fd = fcntl(ctlfd, F_DUPFD_CLOEXEC, 3)) == -1)
+		err(1, "control socket");
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+		err(1, "/dev/null");
+	if (dup2(null, 0) == -1 || dup2(null, 1) == -1 || dup2(null, 2) == -1)
+		err(1, "/dev/null");
+	if (null > 2)
+		close(null);
+	return fd;
 }
 
 int
@@ -347,6 +542,8 @@ main(int argc, char *argv[])
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0) == -1)
 		err(1, "PR_SET_DUMPABLE");
+	if (ctlfd < 3)
+		ctlfd = stdio_off(ctlfd);
 	close_fds_except(ctlfd, -1);
 	if (fstat(ctlfd, &st) == -1 || !S_ISSOCK(st.st_mode))
 		errx(1, "fd %d is not the control socket", ctlfd);

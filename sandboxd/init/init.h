@@ -43,6 +43,7 @@ int	 exec_pollfds(struct pollfd *, int);
 void	 exec_pollevents(const struct pollfd *, int);
 int	 exec_npollfds(void);
 void	 exec_killall(void);
+void	 exec_signalall(int);
 
 /* shword.c */
 char	**sh_simple(const char *, char *const [], size_t);

@@ -127,10 +127,37 @@ else
 	stop_run
 fi
 
+# The other runtimes, one command each: RUNTIME=crun and RUNTIME=runsc.
+for rt in crun runsc; do
+	case $rt in
+	crun)	bin=$(command -v crun) ;;
+	runsc)	bin=$(sh "$TOP/scripts/runsc.sh" 2> "$T/runsc.err") ;;
+	esac
+	if [ -z "$bin" ]; then
+		ok "RUNTIME=$rt make run runs code # SKIP no $rt:$(tail -n 1 "$T/runsc.err" 2>/dev/null)"
+		continue
+	fi
+	rrun=$T/run-$rt
+	: > "$T/out"
+	RUNTIME=$rt RUN_DIR=$rrun PORT=18080 setsid bash "$TOP/scripts/run.sh" \
+	    > "$T/out" 2>&1 &
+	pg=$!
+	wait_log "$T/out" "ping mcpd -> sandboxd -> auditd -> mcpd:" 60
+	out=$("$B/tests/sbx" -u "$mu" -g "$(id -g _mcpd)" \
+	    -s "$rrun/sandboxd.sock" run -l python -c 'print(6 * 7)' 2>&1)
+	check "RUNTIME=$rt make run runs code under $rt ($out)" \
+	    eval '[ "$(head -n 1 <<< "$out")" = 42 ] &&
+	    grep -q "^run: containers run under $rt " "$T/out"'
+	stop_run
+	check "and leaves no $rt container" \
+	    test -z "$("$bin" --root "$rrun/runc" list --quiet 2>/dev/null)"
+	rm -rf "$rrun"
+done
+
 out=$(RUNTIME=docker RUN_DIR=$T/bad bash "$TOP/scripts/run.sh" 2>&1)
 rc=$?
 check "RUNTIME=docker is refused, naming the choices ($rc: $out)" \
-    eval '[ "$rc" -ne 0 ] && [[ "$out" == *"RUNTIME=docker: runc or crun"* ]]'
+    eval '[ "$rc" -ne 0 ] && [[ "$out" == *"RUNTIME=docker: runc, crun or runsc"* ]]'
 
 # make languages with everything installed: it says nothing is missing
 # and exits 0, with no network at all (a namespace without one), as root

@@ -1116,6 +1116,9 @@ test_template(void)
 	ok(written_fresh(&b, "host again"), "template: the host image again");
 	b.filter_fd = SBX_FILTER_FD;
 	ok(written_fresh(&b, "filter fd"), "template: the compiled filter");
+	b.runsc = 1;
+	ok(written_fresh(&b, "runsc"), "template: for runsc");
+	b.runsc = 0;
 	b.filter_fd = 0;
 	ok(written_fresh(&b, "profile"), "template: the profile again");
 }
@@ -1193,6 +1196,36 @@ test_filter(void)
 		    "noNewPrivileges still set");
 		json_decref(c);
 	}
+	/* runsc: the socket and the filter as stdin and stdout. */
+	b.runsc = 1;
+	c = bundle_config(&b, err, sizeof(err));
+	ok(c != NULL, "a configuration for runsc");
+	if (c != NULL) {
+		v = jget(c, "process.args");
+		ok(json_array_size(v) == 5 && strcmp(json_string_value(
+		    json_array_get(v, 1)), "-c") == 0 && atoi(
+		    json_string_value(json_array_get(v, 2))) ==
+		    SBX_RUNSC_CTL_FD && strcmp(json_string_value(
+		    json_array_get(v, 3)), "-s") == 0 && atoi(
+		    json_string_value(json_array_get(v, 4))) ==
+		    SBX_RUNSC_FILTER_FD, "runsc: args: sandbox-init -c %d -s %d",
+		    SBX_RUNSC_CTL_FD, SBX_RUNSC_FILTER_FD);
+		ok(json_integer_value(jget(c, "linux.resources.pids.limit")) ==
+		    (json_int_t)lim.pids + BUNDLE_RUNSC_PIDS &&
+		    json_integer_value(json_object_get(json_array_get(jget(c,
+		    "process.rlimits"), 1), "hard")) == (json_int_t)lim.pids,
+		    "runsc: the cgroup's pids limit leaves room for gVisor's "
+		    "own; RLIMIT_NPROC is the sandbox's");
+		ok(json_integer_value(jget(c, "process.oomScoreAdj")) == 0,
+		    "runsc: gVisor's kernel is no likelier an OOM victim than "
+		    "its stubs");
+		json_decref(c);
+	}
+	b.filter_fd = 0;
+	ok(bundle_config(&b, err, sizeof(err)) == NULL &&
+	    strstr(err, "runsc needs the filter fd") != NULL,
+	    "runsc: refused without the filter (%s)", err);
+	b.runsc = 0;
 
 	fd = bundle_filter(err, sizeof(err));
 	ok(fd != -1, "bundle_filter compiles the profile%s%s",

@@ -342,7 +342,27 @@ struct spawn_opts {
 	const char	*tmpfs;		/* mount a small tmpfs on wsdir */
 	int		 newpid;	/* run as PID 1 of a new pid namespace */
 	const char	*filter;	/* a file given as "-s 4" */
+	int		 no_openat2;	/* ENOSYS, as under gVisor */
+	int		 stdio;		/* the socket as fd 0, as runsc gives it */
 };
+
+/* openat2(2) answers ENOSYS from here on, as gVisor's kernel does. */
+static int
+deny_openat2(void)
+{
+	struct sock_filter	 f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog	 prog = { sizeof(f) / sizeof(f[0]), f };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == -1 ?
+	    -1 : 0;
+}
 
 /* In the child, before sandbox-init starts: shape its world. */
 static void
@@ -352,6 +372,8 @@ spawn_setup(const struct spawn_opts *o)
 	pid_t		 pid;
 	int		 st;
 
+	if (o->no_openat2 && deny_openat2() == -1)
+		_exit(125);
 	if (o->fsize != 0) {
 		rl.rlim_cur = rl.rlim_max = o->fsize;
 		if (setrlimit(RLIMIT_FSIZE, &rl) == -1)
@@ -392,6 +414,13 @@ sbx_spawn(struct sbx *sb, const struct spawn_opts *o)
 	if (sb->pid == 0) {
 		if (o != NULL)
 			spawn_setup(o);
+		if (o != NULL && o->stdio) {
+			if (dup2(sv[1], 0) == -1)
+				_exit(126);
+			execl(initbin, "sandbox-init", "-c", "0", "-w",
+			    o->wsdir != NULL ? o->wsdir : ws, (char *)NULL);
+			_exit(127);
+		}
 		if (sv[1] == 3)
 			fcntl(3, F_SETFD, 0);
 		else if (dup2(sv[1], 3) == -1)
@@ -2139,6 +2168,70 @@ test_pidns(void)
 	ok(sbx_stop(&sb) == 0, "pidns: EOF: exit 0");
 }
 
+/*
+ * The file operations and every escape again where openat2(2) answers
+ * ENOSYS, as in gVisor, whose runsc also gives the socket as stdin: the
+ * component walk must refuse what RESOLVE_BENEATH refuses.
+ */
+static const char *
+ws_path(char *out, const char *rel)
+{
+	path_join(out, ws, rel);
+	return out;
+}
+
+static void
+test_no_openat2(void)
+{
+	static const char *const echo[] = { "/bin/echo", "hi", NULL };
+	struct spawn_opts	 o = { .no_openat2 = 1, .stdio = 1 };
+	struct sbx		 sb;
+	struct job		 j;
+	char			 p[PATH_MAX], fd0[PATH_MAX];
+	ssize_t			 n;
+	int			 i, null = 1;
+
+	rm_rf(ws);
+	if (mkdir(ws, 0755) == -1)
+		die(ws);
+	if (sbx_start(&sb, &o) == -1) {
+		ok(0, "no openat2: sandbox-init says hello over stdin");
+		return;
+	}
+	ok(1, "no openat2: sandbox-init says hello over stdin");
+	for (i = 0; i < 3; i++) {
+		(void)snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)sb.pid, i);
+		n = readlink(p, fd0, sizeof(fd0) - 1);
+		fd0[n > 0 ? n : 0] = '\0';
+		if (strcmp(fd0, "/dev/null") != 0)
+			null = 0;
+	}
+	ok(null, "no openat2: its stdio is /dev/null once it has the socket");
+	ok(job_run(&sb, &j, 0, "", echo, NULL, NULL) == 0 &&
+	    strcmp(j.out_buf, "hi\n") == 0, "no openat2: a command runs");
+	job_close(&j);
+	test_write(&sb);
+	test_read(&sb);
+	test_list(&sb);
+	test_list_deep(&sb);
+	test_delete(&sb);
+	test_escape(&sb);
+	ok(write_str(&sb, "a/../b", INIT_F_MKDIRS, 0644, "x") == 0 &&
+	    exists(ws_path(p, "b")),
+	    "no openat2: \"..\" within the workspace is walked");
+	ok(write_str(&sb, "a/../../b", 0, 0644, "x") == EXDEV &&
+	    write_str(&sb, "a/../a/../..", 0, 0644, "x") == EXDEV,
+	    "no openat2: \"..\" above it: EXDEV");
+	plant("a", "in");
+	plant("self", "self");
+	ok(write_str(&sb, "in/f", 0, 0644, "x") == 0 &&
+	    exists(ws_path(p, "a/f")),
+	    "no openat2: a relative symlink within is followed");
+	ok(write_str(&sb, "self/f", 0, 0644, "x") == ELOOP,
+	    "no openat2: a symlink loop: ELOOP");
+	ok(sbx_stop(&sb) == 0, "no openat2: it exits 0 on EOF");
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -2199,6 +2292,7 @@ main(int argc, char *argv[])
 	test_write_interleaved(&sb);
 	ok(sbx_stop(&sb) == 0, "the long-lived instance exits 0 on EOF");
 
+	test_no_openat2();
 	test_write_full();
 	test_violations();
 	test_eof();

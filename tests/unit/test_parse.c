@@ -1895,13 +1895,39 @@ test_runtimes(void)
 	fails("an unknown runtime", "\nruntime gvisor\n",
 	    "t.conf:2: runtime \"gvisor\": no such runtime (runc, crun, or "
 	    "a runtime block)");
-	fails("gVisor, not yet", "runtime g {\n\tpath /usr/bin/runsc\n"
-	    "\tkind runsc\n}\n",
-	    "t.conf:3: kind runsc: gVisor is not supported yet\n"
-	    "t.conf:1: runtime \"g\" has no kind");
+	if ((p = loads("gVisor, with a platform", "runtime g {\n"
+	    "\tpath /opt/runsc\n\tkind runsc\n\tplatform systrap\n}\n"
+	    "runtime g\n")) != NULL) {
+		ok(strcmp(p->runc, "/opt/runsc") == 0 &&
+		    p->runtime_kind == RUNTIME_RUNSC &&
+		    strcmp(p->runtime_platform, "systrap") == 0,
+		    "runtime g runs /opt/runsc on systrap");
+		round_trip("runsc block", p);
+	}
+	policy_free(p);
+	if ((p = loads("the built-in runsc", "runtime runsc\n")) != NULL)
+		ok(strcmp(p->runc, DEFAULT_RUNSC) == 0 &&
+		    p->runtime_kind == RUNTIME_RUNSC &&
+		    p->runtime_platform[0] == '\0',
+		    "runsc: %s, its own default platform", p->runc);
+	policy_free(p);
+	if ((p = loads("\"platform\" is still a name",
+	    "tenant platform {\n\tuid 1000\n}\n")) != NULL)
+		ok(policy_tenant(p, "platform") != NULL, "tenant platform");
+	policy_free(p);
+	fails("a platform of no gVisor", "runtime g {\n\tpath /x\n"
+	    "\tkind runsc\n\tplatform hvf\n}\n",
+	    "t.conf:4: platform \"hvf\": systrap, ptrace or kvm");
+	fails("a platform for crun", "runtime c {\n\tpath /x\n"
+	    "\tkind crun\n\tplatform kvm\n}\n",
+	    "t.conf:1: runtime \"c\": a platform is for kind runsc only");
+	fails("egress under runsc", "limits open {\n\tnetwork egress\n}\n"
+	    "runtime runsc\n",
+	    "t.conf:4: runtime \"runsc\" (runsc): limits \"open\" allow "
+	    "network egress, which runsc cannot give yet");
 	fails("a kind of no runtime", "runtime x {\n\tpath /x\n"
 	    "\tkind docker\n}\n",
-	    "t.conf:3: kind \"docker\": runc or crun\n"
+	    "t.conf:3: kind \"docker\": runc, crun or runsc\n"
 	    "t.conf:1: runtime \"x\" has no kind");
 	fails("a block without a path", "runtime x {\n\tkind crun\n}\n",
 	    "t.conf:1: runtime \"x\" has no path");
