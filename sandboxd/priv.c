@@ -161,6 +161,7 @@ run_wait(const char *const argv[], char *out, size_t len)
 
 /* runc's version: "1.1.5", for the main process to report. */
 static char		 runc_version[32];
+static int		 runsc_overlay2;	/* it has --overlay2 */
 
 /*
  * The 2025 fixes for mount races that runc 1.2.8 brought, which a
@@ -245,6 +246,8 @@ priv_runsc_version(const char *out)
 		    pconf->runc);
 	(void)snprintf(runc_version, sizeof(runc_version), "runsc %lu",
 	    date);
+	/* --overlay2 came in 2023; runsc refuses flags it does not know. */
+	runsc_overlay2 = date >= 20230101UL;
 	if (date < RUNSC_MIN_DATE)
 		log_warnx("runtime %s: runsc %lu is older than 2024: programs "
 		    "in the sandboxes will fail where it lacks what Linux "
@@ -615,8 +618,16 @@ priv_spawn_at(const char *const argv[], int initfd, int initat, int filterfd,
 	sigfillset(&def);
 	if (r == 0)
 		r = posix_spawnattr_setsigdefault(&sa, &def);
+	/*
+	 * A process group of its own: a Ctrl-C at the terminal of a make run
+	 * reaches the daemons, which stop in order, but never a runtime
+	 * half-way through creating a container, which it would leave.
+	 */
 	if (r == 0)
-		r = posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETSIGDEF);
+		r = posix_spawnattr_setpgroup(&sa, 0);
+	if (r == 0)
+		r = posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETSIGDEF |
+		    POSIX_SPAWN_SETPGROUP);
 	if (r == 0)
 		r = posix_spawn(&pid, argv[0], &fa, &sa,
 		    (char *const *)(uintptr_t)argv, environ);
@@ -667,6 +678,13 @@ priv_runtime_run(struct pop *op, const char *pidfile, const char *logf)
 		argv[n++] = platform;
 	}
 	argv[n++] = "--network=none";
+	/*
+	 * The root is read-only and every writable place a tmpfs or the
+	 * workspace: an overlay over it (runsc's default since 2023) would
+	 * only cost its start.
+	 */
+	if (runsc_overlay2)
+		argv[n++] = "--overlay2=none";
 	argv[n++] = "run";
 	argv[n++] = "--detach";
 	argv[n++] = "--pid-file";
