@@ -688,10 +688,11 @@ exec_init_dispatch(struct sandbox *sb, struct imsg *imsg)
 }
 
 /*
- * Under runsc the host's OOM killer ends gVisor's kernel, the biggest
- * process of the container's group, and the sandbox with it: for an exec
- * that was running, that is how it ended, killed for memory.  Its peak
- * is the group's, gVisor's own memory included.
+ * Under runsc, should the host's OOM killer take gVisor's kernel rather
+ * than a program's stub process (bundle.c makes that unlikely), the
+ * sandbox ends with it: for an exec that was running, that is how it
+ * ended, killed for memory.  Its peak is the group's, gVisor's own
+ * memory included.  One whose exit init had reported has its result.
  */
 static int
 exec_guest_oom(struct exec *ex)
