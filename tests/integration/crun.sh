@@ -5,6 +5,7 @@
 # hierarchies alone (sandboxd hides the empty unified one from it).
 . "$TOP/tests/lib.sh"
 require_root
+release_pass_only "sandbox.sh under crun"
 if ! command -v crun > /dev/null; then
 	ok "sandbox.sh under crun # SKIP no crun (sh scripts/deps.sh check installs it)"
 	done_testing
