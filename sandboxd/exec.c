@@ -463,12 +463,11 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 	int		 give[INIT_FD_MAX], whole, nosync;
 	size_t		 i, nfds;
 
-	whole = !sb->persistent || (TAILQ_EMPTY(&sb->execs) &&
+	/* Under runsc always: its processes cannot be placed. */
+	whole = sb->guest || !sb->persistent || (TAILQ_EMPTY(&sb->execs) &&
 	    cgroup_sandbox_quiet(sb->id, sb->init_pid));
-	if (whole && !cgroup_resettable() && sb->shared)
+	if (whole && !sb->guest && !cgroup_resettable() && sb->shared)
 		whole = 0;
-	if (sb->guest)
-		whole = 1;
 	if (whole)
 		sb->shared = 1;
 	/* In the container's groups from its fork, and free to go. */

@@ -651,50 +651,44 @@ static pid_t
 priv_runtime_run(struct pop *op, const char *pidfile, const char *logf)
 {
 	char		 platform[32];
-	const char	*argv[16];
-	int		 n = 0;
+	const char	*argv[20];
+	int		 n = 0, runsc = pconf->runtime_kind == RUNTIME_RUNSC;
 
 	argv[n++] = pconf->runc;
 	argv[n++] = "--root";
 	argv[n++] = runc_root;
 	argv[n++] = "--log";
 	argv[n++] = logf;
-	if (pconf->runtime_kind != RUNTIME_RUNSC) {
-		argv[n++] = "run";
-		argv[n++] = "-d";
-		argv[n++] = "--preserve-fds";
-		argv[n++] = "2";
-		argv[n++] = "--pid-file";
-		argv[n++] = pidfile;
-		argv[n++] = "-b";
-		argv[n++] = op->bundle;
-		argv[n++] = op->id;
-		argv[n] = NULL;
-		return priv_spawn(argv, op->initfd, filter_memfd);
-	}
-	if (pconf->runtime_platform[0] != '\0') {
+	if (runsc && pconf->runtime_platform[0] != '\0') {
 		(void)str_fmt(platform, sizeof(platform), "--platform=%s",
 		    pconf->runtime_platform);
 		argv[n++] = platform;
 	}
-	argv[n++] = "--network=none";
+	if (runsc)
+		argv[n++] = "--network=none";
 	/*
 	 * The root is read-only and every writable place a tmpfs or the
 	 * workspace: an overlay over it (runsc's default since 2023) would
 	 * only cost its start.
 	 */
-	if (runsc_overlay2)
+	if (runsc && runsc_overlay2)
 		argv[n++] = "--overlay2=none";
 	argv[n++] = "run";
 	argv[n++] = "--detach";
+	if (!runsc) {
+		argv[n++] = "--preserve-fds";
+		argv[n++] = "2";
+	}
 	argv[n++] = "--pid-file";
 	argv[n++] = pidfile;
 	argv[n++] = "--bundle";
 	argv[n++] = op->bundle;
 	argv[n++] = op->id;
 	argv[n] = NULL;
-	return priv_spawn_at(argv, op->initfd, SBX_RUNSC_CTL_FD, filter_memfd,
-	    SBX_RUNSC_FILTER_FD);
+	if (runsc)
+		return priv_spawn_at(argv, op->initfd, SBX_RUNSC_CTL_FD,
+		    filter_memfd, SBX_RUNSC_FILTER_FD);
+	return priv_spawn(argv, op->initfd, filter_memfd);
 }
 
 /* Attach disk to a free loop device and mount it at ws. */

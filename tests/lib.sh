@@ -261,6 +261,40 @@ release_pass_only() {
 	fi
 }
 
+# rerun_under crun|runsc WHAT SCRIPT: run SCRIPT (sandbox.sh, code.sh)
+# again under that runtime, or say why not as WHAT's skip.  runsc is
+# named by a runtime block ("gvisor", kind runsc) on the runsc that
+# scripts/runsc.sh finds or fetches: one from 2024 or later.
+rerun_under() {
+	local why err
+	case $1 in
+	crun)
+		if command -v crun > /dev/null; then
+			RUNTIME=crun exec bash "$TOP/$3"
+		fi
+		why="no crun (sh scripts/deps.sh check installs it)" ;;
+	runsc)
+		err=$(mktemp)
+		if RUNSC=$(sh "$TOP/scripts/runsc.sh" 2> "$err"); then
+			rm -f "$err"
+			RUNTIME=gvisor RUNTIME_KIND=runsc RUNTIME_PATH=$RUNSC \
+			    exec bash "$TOP/$3"
+		fi
+		why=$(tail -n 1 "$err")
+		rm -f "$err"
+		why=${why:-no runsc} ;;
+	esac
+	ok "$2 # SKIP $why"
+	done_testing
+	exit 0
+}
+
+# runsc_date PATH: the release date of that runsc, as YYYYMMDD.
+runsc_date() {
+	"$1" --version | sed -n 's/^runsc version //p' |
+	    grep -o '[0-9]\{8\}' | head -n 1
+}
+
 # Daemons under test, by short name (mcpd, sandboxd, auditd): started in
 # the foreground and verbose on $CONF, logging to $T/NAME.log.
 declare -A PID

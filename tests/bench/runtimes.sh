@@ -252,8 +252,7 @@ errs() {
 version() {
 	case $1 in
 	runc|crun) "${BIN[$1]}" --version | awk 'NR == 1 { print $3 }' ;;
-	runsc) "${BIN[$1]}" --version | sed -n 's/^runsc version //p' |
-	    grep -o '[0-9]\{8\}' | head -n 1 ;;
+	runsc) runsc_date "${BIN[$1]}" ;;
 	esac
 }
 

@@ -6,9 +6,4 @@
 . "$TOP/tests/lib.sh"
 require_root
 release_pass_only "sandbox.sh under crun"
-if ! command -v crun > /dev/null; then
-	ok "sandbox.sh under crun # SKIP no crun (sh scripts/deps.sh check installs it)"
-	done_testing
-	exit 0
-fi
-RUNTIME=crun exec bash "$TOP/tests/integration/sandbox.sh"
+rerun_under crun "sandbox.sh under crun" tests/integration/sandbox.sh

@@ -191,8 +191,7 @@ runc_warning_checks() {
 	fi
 }
 if [ -n "$GUEST" ]; then
-	rd=$("$RUNTIME_PATH" --version | sed -n 's/^runsc version //p' |
-	    grep -o '[0-9]\{8\}' | head -n 1)
+	rd=$(runsc_date "$RUNTIME_PATH")
 	check "sandboxd runs runsc $rd" \
 	    log_has "$T/sandboxd.log" "runtime $RUNTIME: runsc $rd"
 	check "and warns of no runc" \

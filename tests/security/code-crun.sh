@@ -4,9 +4,4 @@
 . "$TOP/tests/lib.sh"
 require_root
 release_pass_only "the attacks under crun"
-if ! command -v crun > /dev/null; then
-	ok "the attacks under crun # SKIP no crun (sh scripts/deps.sh check installs it)"
-	done_testing
-	exit 0
-fi
-RUNTIME=crun exec bash "$TOP/tests/security/code.sh"
+rerun_under crun "the attacks under crun" tests/security/code.sh

@@ -6,14 +6,4 @@
 . "$TOP/tests/lib.sh"
 require_root
 release_pass_only "the attacks under runsc"
-err=$(mktemp)
-if ! RUNSC=$(sh "$TOP/scripts/runsc.sh" 2> "$err"); then
-	why=$(tail -n 1 "$err")
-	rm -f "$err"
-	ok "the attacks under runsc # SKIP ${why:-no runsc}"
-	done_testing
-	exit 0
-fi
-rm -f "$err"
-RUNTIME=gvisor RUNTIME_KIND=runsc RUNTIME_PATH=$RUNSC \
-    exec bash "$TOP/tests/security/code.sh"
+rerun_under runsc "the attacks under runsc" tests/security/code.sh

@@ -346,18 +346,30 @@ struct spawn_opts {
 	int		 stdio;		/* the socket as fd 0, as runsc gives it */
 };
 
+/* A seccomp program: system call nr answers err, every other is allowed. */
+#define ONE_CALL_LEN	4
+static void
+one_call_filter(struct sock_filter f[ONE_CALL_LEN], int nr, int err)
+{
+	const struct sock_filter prog[ONE_CALL_LEN] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+
+	memcpy(f, prog, sizeof(prog));
+}
+
 /* openat2(2) answers ENOSYS from here on, as gVisor's kernel does. */
 static int
 deny_openat2(void)
 {
-	struct sock_filter	 f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-		    offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog	 prog = { sizeof(f) / sizeof(f[0]), f };
+	struct sock_filter	 f[ONE_CALL_LEN];
+	struct sock_fprog	 prog = { ONE_CALL_LEN, f };
+
+	one_call_filter(f, SYS_openat2, ENOSYS);
 
 	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
 	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == -1 ?
@@ -2087,13 +2099,7 @@ test_filter(void)
 		{ "abc", "a file that is no BPF program" },
 		{ "", "an empty file" },
 	};
-	struct sock_filter	 prog[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-		    offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_uname, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
+	struct sock_filter	 prog[ONE_CALL_LEN];
 	struct spawn_opts	 o;
 	struct sbx		 sb;
 	struct job		 j;
@@ -2105,6 +2111,7 @@ test_filter(void)
 	memset(&o, 0, sizeof(o));
 	o.filter = f;
 	path_join(f, base, "filter.bpf");
+	one_call_filter(prog, SYS_uname, EPERM);
 	put_bytes(base, "filter.bpf", prog, sizeof(prog), 0644);
 	ok(sbx_start(&sb, &o) == 0, "filter: hello after loading it");
 	snprintf(line, sizeof(line), "/proc/%d/status", (int)sb.pid);
