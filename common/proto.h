@@ -117,6 +117,7 @@ enum imsg_type {
 	IMSG_PRIV_DESTROY,		/* struct priv_destroy */
 	IMSG_PRIV_DESTROYED,		/* <- struct priv_result */
 	IMSG_PRIV_READY,		/* <- struct priv_ready: clean-up done */
+	IMSG_PRIV_OOM,			/* <- struct priv_result: one killed */
 
 	/* mcpd, sandboxd -> auditd. */
 	IMSG_AUDIT_RECORD = 224,	/* struct audit_record + body */

@@ -372,6 +372,37 @@ cgroup_oom_kills(const char *id, uint32_t exec)
 }
 
 int
+cgroup_oom_watch(const char *id)
+{
+	if (cg->oom_watch == NULL) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	return cg->oom_watch(id);
+}
+
+int
+cgroup_oom_waiting(const char *id)
+{
+	return cg->oom_waiting != NULL && cg->oom_waiting(id);
+}
+
+int
+cgroup_oom_release(const char *id)
+{
+	return cg->oom_release != NULL ? cg->oom_release(id) : 0;
+}
+
+void
+cgroup_oom_procs(const char *id, char *buf, size_t len)
+{
+	if (cg->oom_procs != NULL)
+		cg->oom_procs(id, buf, len);
+	else
+		buf[0] = '\0';
+}
+
+int
 cgroup_sandbox_quiet(const char *id, pid_t init)
 {
 	return init > 0 && cg->sandbox_quiet(id, init);

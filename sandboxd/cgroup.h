@@ -51,6 +51,11 @@ struct cg_backend {
 			    uint64_t *);
 	uint64_t	(*exec_memory)(const char *, uint32_t);
 	uint64_t	(*oom_kills)(const char *, uint32_t);
+	/* OOM kills chosen by sandboxd (guard.c): NULL where it cannot. */
+	int		(*oom_watch)(const char *);
+	int		(*oom_waiting)(const char *);
+	int		(*oom_release)(const char *);
+	void		(*oom_procs)(const char *, char *, size_t);
 	int		(*sandbox_quiet)(const char *, pid_t);
 	void		(*sandbox_reset)(const char *);
 	uint64_t	(*memory_now)(const char *);

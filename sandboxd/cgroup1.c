@@ -9,9 +9,11 @@
  * the memory limit: each container gets a limit of its own for them.
  */
 #include <sys/types.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +316,66 @@ cg1_oom_kills(const char *id, uint32_t exec)
 	return cg_read_key(path, "oom_kill");
 }
 
+/*
+ * Take over a container's OOM kills (see guard.c): the kernel kills none
+ * in its memory group, but makes what would need memory there wait, and
+ * says so on the eventfd returned.
+ */
+static int
+cg1_oom_watch(const char *id)
+{
+	char	 path[PATH_MAX], ctl[PATH_MAX], reg[32];
+	int	 efd, cfd, saved;
+
+	cg_path(path, sizeof(path), CG_MEMORY, id, 0, "memory.oom_control");
+	cg_path(ctl, sizeof(ctl), CG_MEMORY, id, 0, "cgroup.event_control");
+	if ((efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1)
+		return -1;
+	if ((cfd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		saved = errno;
+		close(efd);
+		errno = saved;
+		return -1;
+	}
+	(void)str_fmt(reg, sizeof(reg), "%d %d", efd, cfd);
+	if (cg_write(ctl, reg) == -1 || cg_write(path, "1") == -1) {
+		saved = errno;
+		close(cfd);
+		close(efd);
+		errno = saved;
+		return -1;
+	}
+	close(cfd);
+	return efd;
+}
+
+/* Is anything in the container's memory group waiting for memory? */
+static int
+cg1_oom_waiting(const char *id)
+{
+	char	 path[PATH_MAX];
+
+	cg_path(path, sizeof(path), CG_MEMORY, id, 0, "memory.oom_control");
+	return cg_read_key(path, "under_oom") != 0;
+}
+
+/* Give the container's OOM kills back to the kernel. */
+static int
+cg1_oom_release(const char *id)
+{
+	char	 path[PATH_MAX];
+
+	cg_path(path, sizeof(path), CG_MEMORY, id, 0, "memory.oom_control");
+	return cg_write(path, "0");
+}
+
+/* The cgroup.procs that lists every process charged to the container. */
+static void
+cg1_oom_procs(const char *id, char *buf, size_t len)
+{
+	cg_path(buf, len, CG_MEMORY, id, 0, "cgroup.procs");
+}
+
 static int
 cg_child_busy(const char *dir, void *arg)
 {
@@ -516,6 +578,10 @@ const struct cg_backend cgroup_v1 = {
 	.exec_usage = cg1_exec_usage,
 	.exec_memory = cg1_exec_memory,
 	.oom_kills = cg1_oom_kills,
+	.oom_watch = cg1_oom_watch,
+	.oom_waiting = cg1_oom_waiting,
+	.oom_release = cg1_oom_release,
+	.oom_procs = cg1_oom_procs,
 	.sandbox_quiet = cg1_sandbox_quiet,
 	.sandbox_reset = cg1_sandbox_reset,
 	.memory_now = cg1_memory_now,

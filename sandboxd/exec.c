@@ -492,7 +492,7 @@ exec_start(struct sandbox *sb, const struct exec_spec *spec, struct job *job)
 		/* A warm container's counters were reset when it came up. */
 		sb->fresh = 0;
 	else {
-		ex->oom_before = cgroup_oom_kills(sb->id, 0);
+		ex->oom_before = sandbox_oom_kills(sb);
 		if (sb->guest)
 			;	/* init counts, not the groups */
 		else if (whole)
@@ -614,7 +614,7 @@ exec_result(struct exec *ex, struct sbx_result *r)
 	 */
 	if ((ex->placed && !ex->whole &&
 	    cgroup_oom_kills(ex->sb->id, ex->id) > 0) ||
-	    cgroup_oom_kills(ex->sb->id, 0) > ex->oom_before)
+	    sandbox_oom_kills(ex->sb) > ex->oom_before)
 		r->flags |= SBX_R_OOM;
 }
 
@@ -702,7 +702,7 @@ exec_guest_oom(struct exec *ex)
 		return 0;
 	if (ex->exited)
 		return 1;	/* init's word came first */
-	if (cgroup_oom_kills(ex->sb->id, 0) <= ex->oom_before)
+	if (sandbox_oom_kills(ex->sb) <= ex->oom_before)
 		return 0;
 	ex->ex.status = SIGKILL;
 	ex->ex.exec_errno = 0;

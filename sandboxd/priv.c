@@ -116,6 +116,7 @@ static TAILQ_HEAD(, net)	 nets = TAILQ_HEAD_INITIALIZER(nets);
 static TAILQ_HEAD(, ctr)	 ctrs = TAILQ_HEAD_INITIALIZER(ctrs);
 
 static void	pop_step(struct pop *, int);
+static void	priv_oom_killed(const char *);
 static pid_t	priv_spawn_at(const char *const [], int, int, int, int);
 static void	pop_reply(struct pop *, uint32_t, pid_t);
 static void	pop_fail(struct pop *, const char *, ...)
@@ -1120,6 +1121,9 @@ pop_start(struct pop *op, int status)
 			pop_fail(op, "cannot settle the container's cgroups");
 			return;
 		}
+		/* The kernel's OOM choice would be gVisor's: guard.c. */
+		if (pconf->runtime_kind == RUNTIME_RUNSC)
+			(void)guard_start(op->id);
 		if (op->start.network == NET_EGRESS) {
 			if (net_start(op) == -1)
 				pop_fail(op, "slirp4netns: %s", strerror(errno));
@@ -1190,6 +1194,7 @@ pop_destroy(struct pop *op, int status)
 	switch (op->step) {
 	case DESTROY_KILL:
 		net_stop(op->id);
+		guard_stop(op->id);
 		(void)str_fmt(op->bundle, sizeof(op->bundle), "%s/%s/%s",
 		    pconf->run_dir, SBX_BUNDLES, op->id);
 		/*
@@ -1421,9 +1426,22 @@ priv_shutdown(void)
 			(void)pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
 		priv_reap_all();
 	}
+	guard_stop_all();
 	priv_delete_all();
 	priv_reap_all();
 	cgroup_cleanup(1);
+}
+
+/* The guard is about to kill a program for memory: tell sandboxd first. */
+static void
+priv_oom_killed(const char *id)
+{
+	struct priv_result	 r;
+
+	memset(&r, 0, sizeof(r));
+	str_copy(r.id, id, sizeof(r.id));
+	/* Written at once: before the kill, so before its exec ends. */
+	imsgev_compose(&piev, IMSG_PRIV_OOM, 0, -1, &r, sizeof(r));
 }
 
 void
@@ -1456,6 +1474,7 @@ priv_main(struct policy *conf, int fd, int debug)
 	if (getppid() == 1)
 		exit(1);	/* the main process died already */
 	priv_setup();
+	guard_init(pbase, priv_oom_killed);
 
 	if ((ev_chld = evsignal_new(pbase, SIGCHLD, priv_sigchld, NULL)) ==
 	    NULL || evsignal_add(ev_chld, NULL) == -1)

@@ -146,6 +146,16 @@ sandbox_find_name(const char *tenant, const char *name)
 	return NULL;
 }
 
+/*
+ * OOM kills in a container's groups so far: the kernel's, and under runsc
+ * those of the helper's guard, which chooses for the kernel (guard.c).
+ */
+uint64_t
+sandbox_oom_kills(const struct sandbox *sb)
+{
+	return cgroup_oom_kills(sb->id, 0) + sb->oom_killed;
+}
+
 uint32_t
 sandbox_next_op(struct sandbox *sb)
 {
@@ -437,6 +447,9 @@ sandbox_priv_dispatch(struct imsg *imsg)
 	case IMSG_PRIV_DESTROYED:
 		if (sb->state == SB_STOPPING)
 			sandbox_destroyed(sb);
+		break;
+	case IMSG_PRIV_OOM:
+		sb->oom_killed++;
 		break;
 	default:
 		fatalx("unexpected message %u from the privileged helper",

@@ -122,6 +122,7 @@ struct sandbox {
 	 * init kills for us, and reports each exec's CPU and memory.
 	 */
 	int			 guest;
+	uint64_t		 oom_killed;	/* by the helper's guard */
 };
 
 TAILQ_HEAD(sandboxq, sandbox);
@@ -182,6 +183,7 @@ void		 sandbox_forget_job(struct sandbox *, struct job *);
 void		 sandbox_destroy(struct sandbox *, uint32_t, const char *);
 void		 sandbox_free(struct sandbox *);
 void		 sandbox_priv_dispatch(struct imsg *);
+uint64_t	 sandbox_oom_kills(const struct sandbox *);
 uint32_t	 sandbox_next_op(struct sandbox *);
 int		 sandbox_slot_alloc(uint32_t *);
 void		 sandbox_slot_take(uint32_t);
@@ -273,6 +275,12 @@ int		 probe_lacks(const struct image *, const struct language *);
 void		 probe_free_all(void);
 
 /* cgroup.c */
+/* guard.c: in the privileged helper, for containers under runsc. */
+void		 guard_init(struct event_base *, void (*)(const char *));
+int		 guard_start(const char *);
+void		 guard_stop(const char *);
+void		 guard_stop_all(void);
+
 int		 cgroup_init(const char *, char *, size_t);
 const char	*cgroup_parent(void);
 const char	*cgroup_version(void);
@@ -294,6 +302,10 @@ void		 cgroup_exec_remove(const char *, uint32_t);
 void		 cgroup_exec_usage(const char *, uint32_t, uint64_t *,
 		    uint64_t *);
 uint64_t	 cgroup_oom_kills(const char *, uint32_t);
+int		 cgroup_oom_watch(const char *);
+int		 cgroup_oom_waiting(const char *);
+int		 cgroup_oom_release(const char *);
+void		 cgroup_oom_procs(const char *, char *, size_t);
 uint64_t	 cgroup_memory_now(const char *);
 int		 cgroup_sandbox_limits(const char *, const struct limits *,
 		    const struct limits *);

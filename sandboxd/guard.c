@@ -1,0 +1,292 @@
+/*
+ * The memory guard of a container under runsc, in the privileged helper.
+ *
+ * Under gVisor the sandbox's memory lives in one file of its kernel's,
+ * mapped by a stub process per program.  When a greedy program reaches
+ * the container's limit, the kernel's OOM killer rightly takes that
+ * program's stub; but the pages stay charged until gVisor notices and
+ * frees them, and if anything needs memory in between, the next choice
+ * is gVisor's kernel itself: the whole sandbox ends for one program.
+ *
+ * So the guard takes the choice over (cgroup v1's oom_control): the
+ * kernel kills nothing in the container's memory group and makes what
+ * needs memory there wait, and the guard kills the biggest program,
+ * once, then waits for gVisor to give its memory back before it would
+ * choose again.  Should the biggest be gVisor's kernel or gofer, or the
+ * wait last too long, the choice goes back to the kernel.
+ *
+ * A program here is a stub with every process beneath it: they share
+ * its address space.  gVisor's own processes are the group's roots,
+ * whose parents are outside it; a stub cannot change its parent.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "sandboxd.h"
+#include "util.h"
+#include "cgroup.h"
+
+#define GUARD_MAX_PROCS	2048
+#define GUARD_DEPTH	64	/* of stubs beneath stubs */
+#define GUARD_CHECK_MS	20	/* while memory is short */
+#define GUARD_FREE_MS	1000	/* for a victim's memory to come back */
+#define GUARD_GIVE_MS	5000	/* short of memory, at the most */
+
+struct guard {
+	TAILQ_ENTRY(guard)	 entry;
+	char			 id[SBX_ID_LEN + 1];
+	int			 efd;
+	struct event		*ev;		/* the kernel's word */
+	struct event		*ev_check;	/* ours, while it lasts */
+	int64_t			 since;		/* ms: memory short since */
+	int64_t			 killed_at;	/* ms: the last victim's */
+	pid_t			 victim;	/* its stub */
+	int			 released;
+};
+
+struct proc {
+	pid_t		 pid;
+	pid_t		 ppid;
+	uint64_t	 rss;		/* pages */
+	int		 parent;	/* index, -1 for a root */
+	int		 top;		/* the stub beneath a root, -1 root */
+};
+
+static TAILQ_HEAD(, guard)	 guards = TAILQ_HEAD_INITIALIZER(guards);
+static struct event_base	*gbase;
+static void			(*gkilled)(const char *);
+
+static void	guard_check(struct guard *);
+
+static int64_t
+guard_ms(void)
+{
+	return (int64_t)(mono_ns() / 1000000);
+}
+
+/* A process's parent and resident pages, from /proc; -1 if gone. */
+static int
+proc_read(struct proc *p)
+{
+	char	 path[64], buf[1024], *s, *end;
+
+	/* After the name, which may hold anything, in parentheses. */
+	(void)str_fmt(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+	if (cg_read(path, buf, sizeof(buf)) <= 0 ||
+	    (s = strrchr(buf, ')')) == NULL || strlen(s) < 4)
+		return -1;
+	p->ppid = (pid_t)strtol(s + 4, &end, 10);
+	if (end == s + 4)
+		return -1;
+	/* Size, then resident, in pages. */
+	(void)str_fmt(path, sizeof(path), "/proc/%d/statm", (int)p->pid);
+	if (cg_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	(void)strtoull(buf, &end, 10);
+	s = end;
+	p->rss = strtoull(s, &end, 10);
+	return end == s ? -1 : 0;
+}
+
+/* The processes charged to the container, with their parents in it. */
+static int
+guard_procs(const struct guard *g, struct proc *ps, int max)
+{
+	char	 path[PATH_MAX], *buf, *p, *end;
+	long	 pid;
+	int	 n = 0, i, j, d;
+
+	cgroup_oom_procs(g->id, path, sizeof(path));
+	buf = xmalloc(GUARD_MAX_PROCS * 12);
+	if (path[0] == '\0' ||
+	    cg_read(path, buf, GUARD_MAX_PROCS * 12) <= 0) {
+		free(buf);
+		return 0;
+	}
+	for (p = buf; *p != '\0' && n < max; p = end) {
+		pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		while (*end == '\n')
+			end++;
+		ps[n].pid = (pid_t)pid;
+		if (pid > 1 && proc_read(&ps[n]) == 0)
+			n++;
+	}
+	free(buf);
+	for (i = 0; i < n; i++) {
+		ps[i].parent = -1;
+		for (j = 0; j < n; j++)
+			if (ps[j].pid == ps[i].ppid)
+				ps[i].parent = j;
+	}
+	for (i = 0; i < n; i++) {
+		ps[i].top = -1;
+		if (ps[i].parent == -1)
+			continue;
+		for (j = i, d = 0; ps[ps[j].parent].parent != -1 &&
+		    d < GUARD_DEPTH; d++)
+			j = ps[j].parent;
+		ps[i].top = j;
+	}
+	return n;
+}
+
+/* Kill a program: its stub and every process beneath it. */
+static void
+guard_kill(struct guard *g, const struct proc *ps, int n, int top)
+{
+	int	 i;
+
+	log_info("sandbox %s: out of memory: killing the program of "
+	    "stub %d (%llu KiB resident)", g->id, (int)ps[top].pid,
+	    (unsigned long long)ps[top].rss * (uint64_t)getpagesize() / 1024);
+	/* sandboxd counts the kill before its exec can end. */
+	gkilled(g->id);
+	for (i = 0; i < n; i++)
+		if (ps[i].top == top)
+			(void)kill(ps[i].pid, SIGKILL);
+	g->victim = ps[top].pid;
+	g->killed_at = guard_ms();
+}
+
+static void
+guard_release(struct guard *g, const char *why)
+{
+	log_warnx("sandbox %s: out of memory: %s; the kernel chooses",
+	    g->id, why);
+	g->released = 1;
+	if (cgroup_oom_release(g->id) == -1)
+		log_warn("sandbox %s: oom_control", g->id);
+	evtimer_del(g->ev_check);
+}
+
+static void
+guard_choose(struct guard *g)
+{
+	struct proc	*ps;
+	int		 n, i, best = -1;
+
+	ps = xcalloc(GUARD_MAX_PROCS, sizeof(*ps));
+	n = guard_procs(g, ps, GUARD_MAX_PROCS);
+	for (i = 0; i < n; i++)
+		if (best == -1 || ps[i].rss > ps[best].rss)
+			best = i;
+	if (best == -1)
+		guard_release(g, "no process to choose");
+	else if (ps[best].top == -1)
+		guard_release(g, "gVisor's own processes are the biggest");
+	else
+		guard_kill(g, ps, n, ps[best].top);
+	free(ps);
+}
+
+static void
+guard_check(struct guard *g)
+{
+	struct timeval	 tv = { 0, GUARD_CHECK_MS * 1000 };
+	int64_t		 now = guard_ms();
+
+	if (g->released)
+		return;
+	if (!cgroup_oom_waiting(g->id)) {
+		g->since = 0;
+		g->victim = 0;
+		return;
+	}
+	if (g->since == 0)
+		g->since = now;
+	if (now - g->since > GUARD_GIVE_MS) {
+		guard_release(g, "still short after the biggest program went");
+		return;
+	}
+	/*
+	 * The last victim's memory comes back once gVisor sees it gone:
+	 * give it that time before another, or every program would go.
+	 */
+	if (g->victim == 0 || now - g->killed_at > GUARD_FREE_MS)
+		guard_choose(g);
+	if (!g->released)
+		evtimer_add(g->ev_check, &tv);
+}
+
+static void
+guard_event(evutil_socket_t fd, short events, void *arg)
+{
+	uint64_t	 count;
+
+	/* Emptied, or it would wake us again at once. */
+	if (read(fd, &count, sizeof(count)) == -1 && errno != EAGAIN)
+		log_debug("guard: eventfd: %s", strerror(errno));
+	guard_check(arg);
+}
+
+static void
+guard_timer(evutil_socket_t fd, short events, void *arg)
+{
+	guard_check(arg);
+}
+
+void
+guard_init(struct event_base *base, void (*killed)(const char *))
+{
+	gbase = base;
+	gkilled = killed;
+}
+
+/* Guard a container that has just started; 0, or -1 with a warning. */
+int
+guard_start(const char *id)
+{
+	struct guard	*g;
+	int		 efd;
+
+	if ((efd = cgroup_oom_watch(id)) == -1) {
+		log_warn("sandbox %s: cannot watch for OOM kills; the "
+		    "kernel chooses, maybe gVisor's kernel", id);
+		return -1;
+	}
+	g = xcalloc(1, sizeof(*g));
+	str_copy(g->id, id, sizeof(g->id));
+	g->efd = efd;
+	if ((g->ev = event_new(gbase, efd, EV_READ | EV_PERSIST,
+	    guard_event, g)) == NULL || event_add(g->ev, NULL) == -1 ||
+	    (g->ev_check = evtimer_new(gbase, guard_timer, g)) == NULL)
+		fatalx("priv: cannot watch a container's memory");
+	TAILQ_INSERT_TAIL(&guards, g, entry);
+	return 0;
+}
+
+void
+guard_stop(const char *id)
+{
+	struct guard	*g;
+
+	TAILQ_FOREACH(g, &guards, entry)
+		if (strcmp(g->id, id) == 0)
+			break;
+	if (g == NULL)
+		return;
+	TAILQ_REMOVE(&guards, g, entry);
+	event_free(g->ev);
+	event_free(g->ev_check);
+	close(g->efd);
+	free(g);
+}
+
+void
+guard_stop_all(void)
+{
+	while (!TAILQ_EMPTY(&guards))
+		guard_stop(TAILQ_FIRST(&guards)->id);
+}
