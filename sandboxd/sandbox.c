@@ -250,6 +250,15 @@ sandbox_start(struct sandbox *sb)
 	    sb->id, ps.image, sbd->conf->uid_base + sb->slot * UID_RANGE);
 }
 
+/* Being cleaned up after its container ended, not stopped nor deleted. */
+static int
+sandbox_coming_back(const struct sandbox *sb)
+{
+	return sb->persistent && sb->stopper == NULL &&
+	    !(sb->destroy_flags & PRIV_DESTROY_WORKSPACE) &&
+	    !(sb->redestroy & PRIV_DESTROY_WORKSPACE);
+}
+
 void
 sandbox_want(struct sandbox *sb, struct job *job,
     void (*ready)(struct job *, const char *))
@@ -261,8 +270,15 @@ sandbox_want(struct sandbox *sb, struct job *job,
 		ready(job, NULL);
 		return;
 	case SB_STOPPING:
-		ready(job, "the sandbox is being stopped");
-		return;
+		/*
+		 * Its container ended under it: a persistent sandbox comes
+		 * back with its workspace once that is cleaned up.
+		 */
+		if (!sandbox_coming_back(sb)) {
+			ready(job, "the sandbox is being stopped");
+			return;
+		}
+		break;
 	case SB_IDLE:
 	case SB_STARTING:
 		break;
@@ -374,12 +390,17 @@ sandbox_destroyed(struct sandbox *sb)
 	}
 	sb->stopper = NULL;
 	if (sb->persistent && !(sb->destroy_flags & PRIV_DESTROY_WORKSPACE)) {
-		/* The disk stays: the sandbox waits for its next request. */
+		/* The disk stays: the sandbox waits for its next request,
+		 * or starts for those that came while it was cleaned up. */
 		sb->state = SB_IDLE;
-		if (stopper != NULL)
+		if (stopper != NULL) {
+			sandbox_run_waiters(sb, "the sandbox was stopped");
 			job_sandbox_stopped(stopper, NULL);
+		} else if (!TAILQ_EMPTY(&sb->waiters))
+			sandbox_start(sb);
 		return;
 	}
+	sandbox_run_waiters(sb, "the sandbox was deleted");
 	TAILQ_REMOVE(&sbd->sandboxes, sb, entry);
 	sandbox_slot_free(sb->slot);
 	sandbox_free(sb);

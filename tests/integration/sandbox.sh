@@ -484,6 +484,22 @@ check "a FIFO is refused at once, without hanging ($RES)" \
 check "host files are untouched" \
     test "$(grep -c owned /etc/passwd)" = 0
 
+# --- a persistent sandbox whose container ends under it ----------------------
+# Its next request waits while the container is cleaned up, then starts it
+# again with the same workspace: neither an error nor a lost file.
+as alice write -S "$ID" -D kept survivor.txt
+cpid=$("$RUNTIME_PATH" --root "$RUN/runc" state "$ID" 2>/dev/null |
+    sed -n 's/^ *"pid": *\([0-9]*\),*$/\1/p')
+check "the container's process on the host ($cpid)" test -n "$cpid"
+[ -n "$cpid" ] && kill -KILL "$cpid"
+check "sandboxd sees the container end" \
+    wait_log "$T/sandboxd.log" "sandbox $ID: container ended"
+as alice exec -S "$ID" -c 'cat survivor.txt'
+check "the next request waits and finds it back, with its workspace ($OUT$RES)" \
+    test "$OUT" = kept
+as alice status -S "$ID"
+check "running again ($OUT)" grep -q "state=running" <<< "$OUT"
+
 # --- hostile code -------------------------------------------------------------
 
 as alice run -l sh -c 'cat /etc/shadow; ls /root; cat /proc/1/root/etc/shadow; ls /home'
@@ -683,8 +699,14 @@ as alice write -S "$ID" -D 'kept' keep.txt
 as alice exec -S "$ID" -c 'nohup sleep 600 > /dev/null 2>&1 &'
 
 # A second sandboxd on the same run directory is refused before it
-# touches anything: the first's containers and processes live on.
-before=$(containers)
+# touches anything: the first's containers and processes live on.  The
+# last run's container and the pool's next one come and go first.
+settled() {
+	before=$(containers)
+	sleep 0.5
+	[ "$(containers)" = "$before" ]
+}
+wait_for 20 settled
 out=$(timeout 60 "$B/mcp-sandboxd" -d -f "$CONF" 2>&1)
 rc=$?
 check "a second sandboxd refuses to start (exit $rc)" \
