@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	10U
+#define MCPD_PROTO_VERSION	11U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -411,6 +411,7 @@ struct sbx_image {
 	char		 probe_error[SBX_MSG_MAX];	/* "" : probed fine */
 	int64_t		 created;	/* stored: seconds since the epoch */
 	uint64_t	 size;		/* stored: bytes */
+	char		 runtime[SBX_NAME_MAX];	/* its sandboxes' */
 	uint32_t	 type;		/* SBX_IMAGE_* */
 	uint32_t	 pool;		/* warm containers kept */
 };
@@ -463,6 +464,7 @@ struct sbx_info {
 	char		 name[SBX_NAME_MAX];
 	char		 tenant[SBX_NAME_MAX];
 	char		 image[SBX_NAME_MAX];
+	char		 runtime[SBX_NAME_MAX];	/* the OCI runtime's name */
 	struct sbx_limits lim;		/* in force */
 	int64_t		 created;	/* seconds since the epoch */
 	int64_t		 last_used;
@@ -556,6 +558,7 @@ struct priv_start {
 	/* A stored image: its digest, found again in the store by the
 	 * helper; "" for the configuration's images. */
 	char		 digest[SBX_DIGEST_MAX];
+	char		 runtime[SBX_NAME_MAX];	/* mcpd.conf's name */
 	uint64_t	 memory;
 	uint64_t	 disk;
 	uint32_t	 cpus;
@@ -572,6 +575,7 @@ struct priv_destroy {
 	char		 id[SBX_ID_LEN + 1];
 	char		 pad[3];
 	uint32_t	 flags;
+	char		 runtime[SBX_NAME_MAX];	/* the one it started under */
 };
 
 struct priv_ready {

@@ -572,7 +572,8 @@ render_sandboxd(struct evbuffer *b, const struct sbx_server *s)
 	one(b, "mcpd_pool_starting", "gauge", "Warm containers starting.",
 	    s->pool_starting);
 	one(b, "mcpd_pool_target", "gauge", "Warm containers wanted: the "
-	    "images' pool sizes, summed.", s->pool_target);
+	    "images' pool sizes, once per runtime each runs under, summed.",
+	    s->pool_target);
 	one(b, "mcpd_pool_claimed_total", "counter", "Runs served by a warm "
 	    "container (since sandboxd started).", s->pool_claimed);
 	one(b, "mcpd_pool_empty_total", "counter", "Runs that found no warm "

@@ -46,9 +46,10 @@ op_image(struct op *op, const uint8_t *p, size_t len)
 	si.digest[sizeof(si.digest) - 1] = '\0';
 	si.source[sizeof(si.source) - 1] = '\0';
 	si.probe_error[sizeof(si.probe_error) - 1] = '\0';
-	o = json_pack("{s:s, s:s, s:i, s:o}", "name", si.name, "type",
-	    op_image_types[si.type], "pool", (int)si.pool, "languages",
-	    json_array());
+	si.runtime[sizeof(si.runtime) - 1] = '\0';
+	o = json_pack("{s:s, s:s, s:s, s:i, s:o}", "name", si.name, "type",
+	    op_image_types[si.type], "runtime", si.runtime, "pool",
+	    (int)si.pool, "languages", json_array());
 	if (si.digest[0] != '\0')
 		json_object_set_new(o, "digest", json_string(si.digest));
 	if (si.type == SBX_IMAGE_STORED) {
@@ -193,6 +194,7 @@ op_frame(void *arg, struct imsg *imsg)
 		op->info.name[sizeof(op->info.name) - 1] = '\0';
 		op->info.tenant[sizeof(op->info.tenant) - 1] = '\0';
 		op->info.image[sizeof(op->info.image) - 1] = '\0';
+		op->info.runtime[sizeof(op->info.runtime) - 1] = '\0';
 		json_array_append_new(op->infos, op_info_json(&op->info));
 		break;
 	case IMSG_SBX_IMAGE:
@@ -331,9 +333,10 @@ op_info_json(const struct sbx_info *in)
 	iso_time(in->created, created, sizeof(created));
 	iso_time(in->last_used, used, sizeof(used));
 	iso_time(in->expires, expires, sizeof(expires));
-	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:o}",
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:o}",
 	    "id", in->id,
 	    "image", in->image,
+	    "runtime", in->runtime,
 	    "state", in->state == SBX_STATE_RUNNING ? "running" : "idle",
 	    "created", created,
 	    "last_used", used,

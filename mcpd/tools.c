@@ -76,6 +76,8 @@ tools_instructions(void)
 	"\"id\":{\"type\":\"string\"}," \
 	"\"name\":{\"type\":[\"string\",\"null\"]}," \
 	"\"image\":{\"type\":\"string\"}," \
+	"\"runtime\":{\"type\":\"string\",\"description\":\"The OCI " \
+	"runtime it runs under: its name in the configuration.\"}," \
 	"\"state\":{\"type\":\"string\",\"enum\":[\"running\",\"idle\"]}," \
 	"\"created\":{\"type\":\"string\"}," \
 	"\"last_used\":{\"type\":\"string\"}," \
@@ -271,6 +273,8 @@ static const char out_list_sb[] =
 	"\"name\":{\"type\":\"string\"}," \
 	"\"type\":{\"type\":\"string\",\"enum\":[\"host\",\"rootfs\"," \
 	"\"stored\"]}," \
+	"\"runtime\":{\"type\":\"string\",\"description\":\"The OCI " \
+	"runtime its sandboxes run under.\"}," \
 	"\"digest\":{\"type\":\"string\"}," \
 	"\"source\":{\"type\":\"string\"}," \
 	"\"created\":{\"type\":\"integer\"}," \

@@ -92,6 +92,7 @@ struct ploc {
 #define FIELD_PATH	0x8000
 #define FIELD_KIND	0x10000
 #define FIELD_PLATFORM	0x20000
+#define FIELD_RUNTIME	0x40000
 
 #define YYLLOC_DEFAULT(cur, rhs, n)					\
 	do {								\
@@ -184,6 +185,8 @@ struct parse_ctx {
 	size_t		 nlisten_refs;
 	struct ref	*metrics_refs;	/* the tenants metrics names */
 	size_t		 nmetrics_refs;
+	struct ref	*runtime_refs;	/* tenants' and images' runtimes */
+	size_t		 nruntime_refs;
 };
 
 static int	 yylex(YYSTYPE *, YYLTYPE *, struct parse_ctx *);
@@ -210,7 +213,7 @@ static void	 allow_host(struct parse_ctx *, const struct ploc *, char *);
 static void	 allow_origin(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 image_add(struct parse_ctx *, const struct ploc *, char *,
-		    enum image_type, char *, long long);
+		    enum image_type, char *, long long, char *);
 static void	 limits_begin(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 limits_size(struct parse_ctx *, const struct ploc *,
@@ -236,6 +239,8 @@ static void	 tenant_uid(struct parse_ctx *, const struct ploc *, char *);
 static void	 tenant_limits(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 tenant_max(struct parse_ctx *, const struct ploc *, char *);
+static void	 tenant_runtime(struct parse_ctx *, const struct ploc *,
+		    char *);
 static void	 tenant_requests(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 tenant_path(struct parse_ctx *, const struct ploc *, char *,
@@ -287,7 +292,7 @@ static void	 runtime_platform(struct parse_ctx *, const struct ploc *,
 %token	DATABASE "database" EXCERPT "excerpt" METRICS "metrics"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
-%type	<string> string imgname rtname macroname listentenant
+%type	<string> string imgname rtname macroname listentenant imgruntime
 %type	<number> pool unixmode yesno readonly
 %destructor { free($$); } <string>
 
@@ -390,11 +395,11 @@ main		: USER string {
 		| ALLOW ORIGIN string		{ allow_origin(ctx, &@1, $3); }
 		| METRICS TOKEN string		{ metrics_token(ctx, &@1, $3); }
 		| METRICS TENANT string		{ metrics_tenant(ctx, &@1, $3); }
-		| IMAGE imgname HOST pool {
-			image_add(ctx, &@1, $2, IMAGE_HOST, NULL, $4);
+		| IMAGE imgname HOST pool imgruntime {
+			image_add(ctx, &@1, $2, IMAGE_HOST, NULL, $4, $5);
 		}
-		| IMAGE imgname ROOTFS string pool {
-			image_add(ctx, &@1, $2, IMAGE_ROOTFS, $4, $5);
+		| IMAGE imgname ROOTFS string pool imgruntime {
+			image_add(ctx, &@1, $2, IMAGE_ROOTFS, $4, $5, $6);
 		}
 		;
 
@@ -413,6 +418,10 @@ pool		: %empty {
 		| POOL NUMBER poolidle {
 			$$ = number(ctx, &@1, "pool", $2, 0, 64);
 		}
+		;
+
+imgruntime	: %empty			{ $$ = NULL; }
+		| RUNTIME rtname		{ $$ = $2; }
 		;
 
 poolidle	: %empty		{ ctx->pool_idle = DEFAULT_POOL_IDLE; }
@@ -478,6 +487,7 @@ tenantopt	: TOKEN string			{ tenant_token(ctx, &@1, $2); }
 		| MAXIMUM SANDBOXES NUMBER	{ tenant_max(ctx, &@1, $3); }
 		| MAXIMUM REQUESTS NUMBER	{ tenant_requests(ctx, &@1, $3); }
 		| LOCAL PATH string readonly	{ tenant_path(ctx, &@1, $3, $4); }
+		| RUNTIME rtname		{ tenant_runtime(ctx, &@1, $2); }
 		;
 
 readonly	: %empty			{ $$ = 0; }
@@ -1818,7 +1828,7 @@ allow_origin(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 
 static void
 image_add(struct parse_ctx *ctx, const struct ploc *loc, char *name,
-    enum image_type type, char *path, long long pool)
+    enum image_type type, char *path, long long pool, char *runtime)
 {
 	struct image	*im;
 	int		 bad = 0;
@@ -1835,6 +1845,9 @@ image_add(struct parse_ctx *ctx, const struct ploc *loc, char *name,
 	if (path != NULL && check_path(ctx, loc, "rootfs", path,
 	    PATH_MAX) == -1)
 		bad = 1;
+	if (runtime != NULL && check_name(ctx, loc, "runtime name",
+	    runtime) == -1)
+		bad = 1;
 	if (!bad && pool != -1) {
 		im = xcalloc(1, sizeof(*im));
 		(void)copy(ctx, loc, "image name", im->name, name,
@@ -1845,10 +1858,17 @@ image_add(struct parse_ctx *ctx, const struct ploc *loc, char *name,
 			    sizeof(im->path));
 		im->pool = (uint32_t)pool;
 		im->pool_idle = ctx->pool_idle;
+		if (runtime != NULL) {
+			(void)str_copy(im->runtime, runtime,
+			    sizeof(im->runtime));
+			ref_add(&ctx->runtime_refs, &ctx->nruntime_refs, loc,
+			    im->runtime);
+		}
 		TAILQ_INSERT_TAIL(&ctx->p->images, im, entry);
 	}
 	free(name);
 	free(path);
+	free(runtime);
 }
 
 static struct limits *
@@ -1996,13 +2016,46 @@ runtime_platform(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 	free(name);
 }
 
-/* Each runtime block is whole, and the runtime in use exists. */
+/*
+ * slirp4netns gives a container its network once it runs; gVisor's kernel
+ * takes the devices of its namespace only as it boots: no tenant whose
+ * limits allow egress may run under runsc, with any image.
+ */
+static void
+finish_egress(struct parse_ctx *ctx)
+{
+	const struct policy	*p = ctx->p;
+	const struct tenant	*t;
+	const struct image	*im;
+	const struct runtime	*rt;
+	size_t			 i;
+
+	for (i = 0; i < ctx->ntenant_refs; i++) {
+		t = ctx->tenant_refs[i].obj;
+		if (t->limits == NULL || t->limits->network != NET_EGRESS)
+			continue;
+		/* No image first: the store's, which name no runtime. */
+		rt = policy_runtime_for(p, t, NULL);
+		for (im = TAILQ_FIRST(&p->images); im != NULL &&
+		    (rt == NULL || rt->kind != RUNTIME_RUNSC);
+		    im = TAILQ_NEXT(im, entry))
+			rt = policy_runtime_for(p, t, im->name);
+		if (rt != NULL && rt->kind == RUNTIME_RUNSC)
+			perr(ctx, &ctx->tenant_refs[i].loc, "tenant \"%s\": "
+			    "runtime \"%s\" (runsc) with limits \"%s\", which "
+			    "allow network egress: runsc cannot give it yet",
+			    t->name, rt->name, t->limits->name);
+	}
+}
+
+/* Each runtime block is whole, and every runtime named exists. */
 static void
 finish_runtimes(struct parse_ctx *ctx)
 {
 	struct policy	*p = ctx->p;
 	struct runtime	*rt;
 	size_t		 i;
+	int		 bad;
 
 	for (i = 0; i < p->nruntimes; i++) {
 		rt = &p->runtimes[i];
@@ -2023,20 +2076,16 @@ finish_runtimes(struct parse_ctx *ctx)
 	p->runtime_kind = rt->kind;
 	(void)str_copy(p->runtime_platform, rt->platform,
 	    sizeof(p->runtime_platform));
-	/*
-	 * slirp4netns gives a container its network once it runs; gVisor's
-	 * kernel takes the devices of its namespace only as it boots.
-	 */
-	if (rt->kind == RUNTIME_RUNSC) {
-		struct limits	*l;
-
-		TAILQ_FOREACH(l, &p->limits, entry)
-			if (l->network == NET_EGRESS)
-				perr(ctx, &ctx->runtime_loc, "runtime \"%s\" "
-				    "(runsc): limits \"%s\" allow network "
-				    "egress, which runsc cannot give yet",
-				    rt->name, l->name);
-	}
+	bad = 0;
+	for (i = 0; i < ctx->nruntime_refs; i++)
+		if (runtime_find(p, ctx->runtime_refs[i].obj) == NULL) {
+			perr(ctx, &ctx->runtime_refs[i].loc, "runtime \"%s\": "
+			    "no such runtime (runc, crun, or a runtime block)",
+			    (const char *)ctx->runtime_refs[i].obj);
+			bad = 1;
+		}
+	if (!bad)
+		finish_egress(ctx);
 }
 
 static void
@@ -2312,6 +2361,19 @@ tenant_limits(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 	    copy(ctx, loc, "limits name", ctx->tenant->limits_name, s,
 	    sizeof(ctx->tenant->limits_name)) == 0)
 		ctx->tenant_refs[ctx->ntenant_refs - 1].loc = *loc;
+	free(s);
+}
+
+/* "runtime NAME" in a tenant: the runtime of all its sandboxes. */
+static void
+tenant_runtime(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	if (once(ctx, loc, &ctx->fields, FIELD_RUNTIME, "runtime") == 0 &&
+	    check_name(ctx, loc, "runtime name", s) == 0 &&
+	    copy(ctx, loc, "runtime name", ctx->tenant->runtime, s,
+	    sizeof(ctx->tenant->runtime)) == 0)
+		ref_add(&ctx->runtime_refs, &ctx->nruntime_refs, loc,
+		    ctx->tenant->runtime);
 	free(s);
 }
 
@@ -2844,6 +2906,7 @@ ctx_free(struct parse_ctx *ctx)
 	}
 	free(ctx->include);
 	free(ctx->tenant_refs);
+	free(ctx->runtime_refs);
 	free(ctx->image_refs);
 	free(ctx->listen_refs);
 	free(ctx->metrics_refs);

@@ -442,6 +442,61 @@ policy_runtime_kind(enum runtime_kind kind)
 	}
 }
 
+/* The runtime of that name, built-in or a block's; NULL if none. */
+const struct runtime *
+policy_runtime(const struct policy *p, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < p->nruntimes; i++)
+		if (strcmp(p->runtimes[i].name, name) == 0)
+			return &p->runtimes[i];
+	return NULL;
+}
+
+/*
+ * The runtime a tenant's sandbox of an image runs under: the tenant's if
+ * it names one (whom to trust is the tenant's matter, never undone by an
+ * image), else the image's, else the file's.  NULL when the name is one
+ * this policy lacks (a reload that named a new runtime block).
+ */
+const struct runtime *
+policy_runtime_for(const struct policy *p, const struct tenant *t,
+    const char *image)
+{
+	const struct image	*im;
+
+	if (t != NULL && t->runtime[0] != '\0')
+		return policy_runtime(p, t->runtime);
+	if (image != NULL && (im = policy_image(p, image)) != NULL &&
+	    im->runtime[0] != '\0')
+		return policy_runtime(p, im->runtime);
+	return policy_runtime(p, p->runtime);
+}
+
+/* Which runtimes the file names: globally, for a tenant, for an image. */
+void
+policy_runtimes_used(const struct policy *p, int used[POLICY_RUNTIMES_MAX])
+{
+	const struct tenant	*t;
+	const struct image	*im;
+	const struct runtime	*rt;
+	size_t			 i;
+
+	for (i = 0; i < POLICY_RUNTIMES_MAX; i++)
+		used[i] = 0;
+	if ((rt = policy_runtime(p, p->runtime)) != NULL)
+		used[rt - p->runtimes] = 1;
+	TAILQ_FOREACH(t, &p->tenants, entry)
+		if (t->runtime[0] != '\0' &&
+		    (rt = policy_runtime(p, t->runtime)) != NULL)
+			used[rt - p->runtimes] = 1;
+	TAILQ_FOREACH(im, &p->images, entry)
+		if (im->runtime[0] != '\0' &&
+		    (rt = policy_runtime(p, im->runtime)) != NULL)
+			used[rt - p->runtimes] = 1;
+}
+
 static void
 dump_global(FILE *fp, const struct policy *p)
 {
@@ -585,6 +640,10 @@ dump_images(FILE *fp, const struct policy *p)
 			fmt_duration(buf, sizeof(buf), im->pool_idle);
 			fprintf(fp, " idle %s", buf);
 		}
+		if (im->runtime[0] != '\0') {
+			fprintf(fp, " runtime ");
+			dump_string(fp, im->runtime);
+		}
 		fprintf(fp, "\n");
 	}
 }
@@ -610,6 +669,8 @@ dump_tenants(FILE *fp, const struct policy *p)
 		for (i = 0; i < t->nuids; i++)
 			dump_kv(fp, "\t", "uid", t->uids[i].name);
 		dump_kv(fp, "\t", "limits", t->limits_name);
+		if (t->runtime[0] != '\0')
+			dump_kv(fp, "\t", "runtime", t->runtime);
 		fprintf(fp, "\tmax sandboxes %u\n", t->max_sandboxes);
 		/* Left out at its default: dumps of older files stay the same. */
 		if (t->max_requests != DEFAULT_MAX_REQUESTS)

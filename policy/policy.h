@@ -143,6 +143,7 @@ struct tenant {
 	uint32_t		 max_requests;	/* MCP requests in flight */
 	struct tenant_path	*paths;
 	size_t			 npaths;
+	char			 runtime[POLICY_NAME_MAX];	/* "" : none */
 	/*
 	 * Removed by a reload: kept for those who point to it, with no
 	 * token or uid, and found by no lookup.
@@ -162,6 +163,7 @@ struct image {
 	char			 path[PATH_MAX];	/* IMAGE_ROOTFS */
 	uint32_t		 pool;		/* warm containers kept */
 	uint64_t		 pool_idle;	/* ms unclaimed; 0: never */
+	char			 runtime[POLICY_NAME_MAX];	/* "" : none */
 	/* An image of the store (mcpctl image), found by sandboxd. */
 	int			 stored;
 	int			 gone;		/* removed from the store since */
@@ -266,6 +268,11 @@ struct policy {
 struct policy	*policy_load(const char *);
 /* "runc" or "crun". */
 const char	*policy_runtime_kind(enum runtime_kind);
+const struct runtime *policy_runtime(const struct policy *, const char *);
+const struct runtime *policy_runtime_for(const struct policy *,
+		    const struct tenant *, const char *);
+void		 policy_runtimes_used(const struct policy *,
+		    int [POLICY_RUNTIMES_MAX]);
 void		 policy_free(struct policy *);
 
 /*

@@ -200,7 +200,8 @@ tenant_same(const struct tenant *a, const struct tenant *b)
 	if (a->ntokens != b->ntokens || a->nuids != b->nuids ||
 	    a->npaths != b->npaths || a->max_sandboxes != b->max_sandboxes ||
 	    a->max_requests != b->max_requests ||
-	    strcmp(a->limits_name, b->limits_name) != 0)
+	    strcmp(a->limits_name, b->limits_name) != 0 ||
+	    strcmp(a->runtime, b->runtime) != 0)
 		return 0;
 	if (a->ntokens > 0 && memcmp(a->tokens, b->tokens, a->ntokens *
 	    sizeof(*a->tokens)) != 0)
@@ -237,6 +238,7 @@ tenant_take(struct policy *cur, struct tenant *t, struct tenant *nt)
 	SWAP(t->npaths, nt->npaths);
 	memcpy(t->limits_name, nt->limits_name, sizeof(t->limits_name));
 	t->limits = policy_limits(cur, t->limits_name);
+	memcpy(t->runtime, nt->runtime, sizeof(t->runtime));
 	t->max_sandboxes = nt->max_sandboxes;
 	t->max_requests = nt->max_requests;
 	t->gone = 0;
@@ -407,9 +409,28 @@ images_same(const struct policy *a, const struct policy *b)
 		if (x->type != y->type || x->pool != y->pool ||
 		    x->pool_idle != y->pool_idle ||
 		    strcmp(x->name, y->name) != 0 ||
-		    strcmp(x->path, y->path) != 0)
+		    strcmp(x->path, y->path) != 0 ||
+		    strcmp(x->runtime, y->runtime) != 0)
 			return 0;
 	return x == NULL && y == NULL;
+}
+
+/* The runtimes, built-in and blocks: sandboxd's helper checks them once. */
+static int
+runtimes_same(const struct policy *a, const struct policy *b)
+{
+	size_t	 i;
+
+	if (a->nruntimes != b->nruntimes)
+		return 0;
+	for (i = 0; i < a->nruntimes; i++)
+		if (a->runtimes[i].kind != b->runtimes[i].kind ||
+		    strcmp(a->runtimes[i].name, b->runtimes[i].name) != 0 ||
+		    strcmp(a->runtimes[i].path, b->runtimes[i].path) != 0 ||
+		    strcmp(a->runtimes[i].platform,
+		    b->runtimes[i].platform) != 0)
+			return 0;
+	return 1;
 }
 
 static int
@@ -474,6 +495,8 @@ reload_fixed(const struct policy *cur, const struct policy *next, int who,
 		fixed_changed("listen on", daemon, ch);
 	if ((who & POLICY_SANDBOXD) && !images_same(cur, next))
 		fixed_changed("image", daemon, ch);
+	if ((who & POLICY_SANDBOXD) && !runtimes_same(cur, next))
+		fixed_changed("runtime block", daemon, ch);
 	if ((who & (POLICY_MCPD | POLICY_SANDBOXD)) &&
 	    !languages_same(cur, next))
 		fixed_changed("language", daemon, ch);

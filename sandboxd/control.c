@@ -65,7 +65,7 @@ control_counts(struct sbx_server *s)
 	}
 	TAILQ_FOREACH(img, &sbd->conf->images, entry)
 		if (!img->gone)
-			s->pool_target += img->pool;
+			s->pool_target += pool_wanted(img);
 	for (i = 0; i < sbd->conf->uid_slots; i++)
 		s->slots_used += sbd->slots[i] != 0;
 	s->slots_total = sbd->conf->uid_slots;

@@ -813,6 +813,25 @@ collect_next(struct job *job)
 	fileop_start(job->sb, job, IMSG_INIT_READ, &h, path, NULL);
 }
 
+/*
+ * The runtime of the job's new sandbox; NULL, the job finished, if a
+ * reload named one the helper never checked (the request was checked,
+ * but a reload may have come since).
+ */
+static const struct runtime *
+job_runtime(struct job *job)
+{
+	const struct runtime	*rt;
+
+	if ((rt = sandbox_runtime(job->tenant->name, job->image)) == NULL) {
+		job_error(job, SBX_E_DENIED, 0, "the runtime for tenant %s "
+		    "and image %s was named by a reload: restart "
+		    "mcp-sandboxd to use it", job->tenant->name, job->image);
+		job_finish(job);
+	}
+	return rt;
+}
+
 /* A one-shot run's container: warm, or a new one.  -1 once finished. */
 static int
 run_claim(struct job *job)
@@ -820,10 +839,14 @@ run_claim(struct job *job)
 	char	 id[SBX_ID_LEN + 1];
 	uint32_t slot;
 
+	const struct runtime	*rt;
+
+	if ((rt = job_runtime(job)) == NULL)
+		return -1;
 	if ((job->sb = pool_claim(job->image, job->tenant->name,
-	    &job->lim)) != NULL) {
-		log_debug("sandbox %s: warm, for a run of tenant %s",
-		    job->sb->id, job->tenant->name);
+	    &job->lim, rt)) != NULL) {
+		log_debug("sandbox %s: warm, for a run of tenant %s "
+		    "(runtime %s)", job->sb->id, job->tenant->name, rt->name);
 		return 0;
 	}
 	if (sandbox_slot_alloc(&slot) == -1) {
@@ -834,7 +857,7 @@ run_claim(struct job *job)
 	}
 	sandbox_new_id(id);
 	job->sb = sandbox_new(id, job->tenant->name, job->image, &job->lim, 0,
-	    "");
+	    "", rt);
 	job->sb->slot = slot;
 	TAILQ_INSERT_TAIL(&sbd->sandboxes, job->sb, entry);
 	return 0;
@@ -955,6 +978,7 @@ job_info(struct job *job, const struct sandbox *sb, uint32_t type)
 	str_copy(in.name, sb->name, sizeof(in.name));
 	str_copy(in.tenant, sb->tenant, sizeof(in.tenant));
 	str_copy(in.image, sb->image, sizeof(in.image));
+	str_copy(in.runtime, sb->runtime, sizeof(in.runtime));
 	in.lim.memory = sb->lim.memory;
 	in.lim.disk = sb->lim.disk;
 	in.lim.output = sb->lim.output;
@@ -1001,10 +1025,13 @@ create_ready(struct job *job, const char *error)
 static void
 create_acquire(struct job *job)
 {
+	const struct runtime	*rt;
 	char	 id[SBX_ID_LEN + 1];
 	uint32_t slot;
 	size_t	 i;
 
+	if ((rt = job_runtime(job)) == NULL)
+		return;
 	if (sandbox_slot_alloc(&slot) == -1) {
 		job_error(job, SBX_E_BUSY, 0, "all %u sandbox slots are in "
 		    "use", sbd->conf->uid_slots);
@@ -1013,7 +1040,7 @@ create_acquire(struct job *job)
 	}
 	sandbox_new_id(id);
 	job->sb = sandbox_new(id, job->tenant->name, job->image, &job->lim, 1,
-	    job->name);
+	    job->name, rt);
 	job->sb->slot = slot;
 	for (i = 0; i < job->nenv; i++) {
 		job->sb->env = xreallocarray(job->sb->env, job->sb->nenv + 1,

@@ -13,6 +13,10 @@
  * under the pool: each warm container is judged by the limits it was
  * started with, and one those no longer fit is replaced.
  *
+ * Each image has a pool per runtime its sandboxes run under (its tenants'
+ * and its own choice, mcpd.conf(5)), of the image's size each: a warm
+ * container serves only runs under the runtime it was started with.
+ *
  * Refills happen after runs end, when a start completes and on the
  * reaper's tick, at most POOL_STARTS at a time, so that a burst is served
  * by cold starts rather than queued behind refills.  A pool nobody has
@@ -47,17 +51,27 @@ pool_limits(void)
 	return policy_limits(sbd->conf, "default");
 }
 
-/* The pool's books for an image, made on first use. */
+/*
+ * The pool's books for an image under a runtime, made on first use.  The
+ * log names it by its image, and its runtime unless it is the file's.
+ */
 static struct pool *
-pool_get(const char *image)
+pool_get(const char *image, const char *runtime)
 {
 	struct pool	*p;
 
 	TAILQ_FOREACH(p, &sbd->pools, entry)
-		if (strcmp(p->image, image) == 0)
+		if (strcmp(p->image, image) == 0 &&
+		    strcmp(p->runtime, runtime) == 0)
 			return p;
 	p = xcalloc(1, sizeof(*p));
 	str_copy(p->image, image, sizeof(p->image));
+	str_copy(p->runtime, runtime, sizeof(p->runtime));
+	if (strcmp(runtime, sbd->conf->runtime) == 0)
+		str_copy(p->label, image, sizeof(p->label));
+	else
+		(void)str_fmt(p->label, sizeof(p->label), "%s@%s", image,
+		    runtime);
 	p->last_claim = now_ms();
 	TAILQ_INSERT_TAIL(&sbd->pools, p, entry);
 	return p;
@@ -66,11 +80,42 @@ pool_get(const char *image)
 void
 pool_init(void)
 {
-	struct image	*im;
-
 	TAILQ_INIT(&sbd->pools);
-	TAILQ_FOREACH(im, &sbd->conf->images, entry)
-		(void)pool_get(im->name);
+}
+
+/*
+ * The runtimes an image's sandboxes run under: for each tenant, and for
+ * the file's runtime when no tenant is left; each once, n of them.
+ */
+static size_t
+pool_runtimes(const struct image *im, const struct runtime *out[],
+    size_t max)
+{
+	const struct tenant	*t;
+	const struct runtime	*rt;
+	size_t			 n = 0, i;
+
+	TAILQ_FOREACH(t, &sbd->conf->tenants, entry) {
+		if (t->gone ||
+		    (rt = sandbox_runtime(t->name, im->name)) == NULL)
+			continue;
+		for (i = 0; i < n && out[i] != rt; i++)
+			;
+		if (i == n && n < max)
+			out[n++] = rt;
+	}
+	if (n == 0 && (rt = sandbox_runtime("", im->name)) != NULL)
+		out[n++] = rt;
+	return n;
+}
+
+/* An image's pool size, for each runtime its sandboxes run under. */
+uint32_t
+pool_wanted(const struct image *im)
+{
+	const struct runtime	*rts[POLICY_RUNTIMES_MAX];
+
+	return im->pool * (uint32_t)pool_runtimes(im, rts, nitems(rts));
 }
 
 void
@@ -82,6 +127,14 @@ pool_free(void)
 		TAILQ_REMOVE(&sbd->pools, p, entry);
 		free(p);
 	}
+}
+
+/* Is sb one of the pool's (warm, or on its way)? */
+static int
+pool_has(const struct pool *p, const struct sandbox *sb)
+{
+	return strcmp(sb->image, p->image) == 0 &&
+	    strcmp(sb->runtime, p->runtime) == 0;
 }
 
 /* How many warm containers an image wants now: 0 once it sat unclaimed. */
@@ -96,15 +149,15 @@ pool_target(const struct image *im, const struct pool *p)
 	return im->pool;
 }
 
+/* Warm containers of a pool, or of all with NULL. */
 static void
-pool_count(const char *image, uint32_t *ready, uint32_t *starting)
+pool_count(const struct pool *p, uint32_t *ready, uint32_t *starting)
 {
 	struct sandbox	*sb;
 
 	*ready = *starting = 0;
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry) {
-		if (!sb->pooled || (image != NULL &&
-		    strcmp(sb->image, image) != 0))
+		if (!sb->pooled || (p != NULL && !pool_has(p, sb)))
 			continue;
 		if (sb->state == SB_RUNNING)
 			(*ready)++;
@@ -113,9 +166,9 @@ pool_count(const char *image, uint32_t *ready, uint32_t *starting)
 	}
 }
 
-/* Start one warm container of an image: 0, or -1 if no slot is free. */
+/* Start one warm container of a pool: 0, or -1 if no slot is free. */
 static int
-pool_start(const struct image *im)
+pool_start(const struct pool *p, const struct runtime *rt)
 {
 	struct sandbox	*sb;
 	char		 id[SBX_ID_LEN + 1];
@@ -124,12 +177,12 @@ pool_start(const struct image *im)
 	if (sandbox_slot_alloc(&slot) == -1)
 		return -1;
 	sandbox_new_id(id);
-	sb = sandbox_new(id, "", im->name, pool_limits(), 0, "");
+	sb = sandbox_new(id, "", p->image, pool_limits(), 0, "", rt);
 	sb->slot = slot;
 	sb->pooled = 1;
 	TAILQ_INSERT_TAIL(&sbd->sandboxes, sb, entry);
 	stats.started++;
-	log_debug("pool %s: warm container %s starting", im->name, sb->id);
+	log_debug("pool %s: warm container %s starting", p->label, sb->id);
 	sandbox_start(sb);
 	return 0;
 }
@@ -142,11 +195,10 @@ pool_start(const struct image *im)
  * cannot be lowered either.
  */
 static int
-pool_fits(const struct limits *pl, const struct limits *lim)
+pool_fits(const struct limits *pl, const struct limits *lim, int guest)
 {
 	return lim->disk == pl->disk && lim->network == pl->network &&
-	    (sbd->conf->runtime_kind == RUNTIME_RUNSC ?
-	    lim->pids == pl->pids : lim->pids <= pl->pids);
+	    (guest ? lim->pids == pl->pids : lim->pids <= pl->pids);
 }
 
 /* Warm containers a reload's "default" limits do not fit: replaced. */
@@ -158,67 +210,79 @@ pool_retire(void)
 
 	TAILQ_FOREACH_SAFE(sb, &sbd->sandboxes, entry, next)
 		if (sb->pooled && sb->state == SB_RUNNING &&
-		    !pool_fits(&sb->lim, pl)) {
+		    !pool_fits(&sb->lim, pl, sb->guest)) {
 			stats.shrunk++;
 			sandbox_destroy(sb, 0, "the default limits changed");
 		}
+}
+
+/* One pool towards its target: -1 when out of slots, to stop there. */
+static int
+pool_fill_one(const struct image *im, const struct runtime *rt,
+    uint32_t *all)
+{
+	struct pool	*p = pool_get(im->name, rt->name);
+	struct sandbox	*sb, *next;
+	uint32_t	 ready, starting, target;
+
+	target = pool_target(im, p);
+	pool_count(p, &ready, &starting);
+	if (ready + starting > target) {
+		/* Idle for long: the ready ones go, newest first. */
+		for (sb = TAILQ_LAST(&sbd->sandboxes, sandboxq);
+		    sb != NULL && ready + starting > target; sb = next) {
+			next = TAILQ_PREV(sb, sandboxq, entry);
+			if (!sb->pooled || sb->state != SB_RUNNING ||
+			    !pool_has(p, sb))
+				continue;
+			sb->pooled = 0;
+			ready--;
+			stats.shrunk++;
+			sandbox_destroy(sb, 0, "the pool shrinks");
+		}
+		if (ready + starting == 0 && !p->emptied) {
+			log_info("pool %s: emptied after %llu s unclaimed",
+			    p->label, (unsigned long long)im->pool_idle /
+			    1000);
+			p->emptied = 1;
+		}
+		return 0;
+	}
+	if (p->retry_at > now_ms())
+		return 0;	/* after a failure: from the tick */
+	while (ready + starting < target && *all < POOL_STARTS) {
+		if (pool_start(p, rt) == -1) {
+			if (!p->no_slot)
+				log_warnx("pool %s: every sandbox uid slot is "
+				    "in use; the pool waits", p->label);
+			p->no_slot = 1;
+			return -1;
+		}
+		p->no_slot = 0;
+		starting++;
+		(*all)++;
+	}
+	return 0;
 }
 
 /* Bring every pool towards its target. */
 void
 pool_fill(void)
 {
-	struct image	*im;
-	struct pool	*p;
-	struct sandbox	*sb, *next;
-	uint32_t	 ready, starting, all, target;
+	const struct runtime	*rts[POLICY_RUNTIMES_MAX];
+	struct image		*im;
+	uint32_t		 ready, all;
+	size_t			 i, n;
 
 	if (!sbd->priv_ready || sbd->shutting_down)
 		return;
 	pool_retire();
-	pool_count(NULL, &ready, &starting);
-	all = starting;
+	pool_count(NULL, &ready, &all);
 	TAILQ_FOREACH(im, &sbd->conf->images, entry) {
-		p = pool_get(im->name);
-		target = pool_target(im, p);
-		pool_count(im->name, &ready, &starting);
-		if (ready + starting > target) {
-			/* Idle for long: the ready ones go, newest first. */
-			for (sb = TAILQ_LAST(&sbd->sandboxes, sandboxq);
-			    sb != NULL && ready + starting > target;
-			    sb = next) {
-				next = TAILQ_PREV(sb, sandboxq, entry);
-				if (!sb->pooled || sb->state != SB_RUNNING ||
-				    strcmp(sb->image, im->name) != 0)
-					continue;
-				sb->pooled = 0;
-				ready--;
-				stats.shrunk++;
-				sandbox_destroy(sb, 0, "the pool shrinks");
-			}
-			if (ready + starting == 0 && !p->emptied) {
-				log_info("pool %s: emptied after %llu s "
-				    "unclaimed", im->name, (unsigned long long)
-				    im->pool_idle / 1000);
-				p->emptied = 1;
-			}
-			continue;
-		}
-		if (p->retry_at > now_ms())
-			continue;	/* after a failure: from the tick */
-		while (ready + starting < target && all < POOL_STARTS) {
-			if (pool_start(im) == -1) {
-				if (!p->no_slot)
-					log_warnx("pool %s: every sandbox uid "
-					    "slot is in use; the pool waits",
-					    im->name);
-				p->no_slot = 1;
+		n = pool_runtimes(im, rts, nitems(rts));
+		for (i = 0; i < n; i++)
+			if (pool_fill_one(im, rts[i], &all) == -1)
 				return;
-			}
-			p->no_slot = 0;
-			starting++;
-			all++;
-		}
 	}
 }
 
@@ -226,20 +290,20 @@ pool_fill(void)
 void
 pool_started(struct sandbox *sb, const char *error)
 {
-	struct pool	*p = pool_get(sb->image);
+	struct pool	*p = pool_get(sb->image, sb->runtime);
 
 	if (error != NULL) {
 		stats.failed++;
 		/* Once per run of failures; the reaper's tick retries. */
 		if (!p->failing)
 			log_warnx("pool %s: a warm container did not start: "
-			    "%s", sb->image, error);
+			    "%s", p->label, error);
 		p->failing = 1;
 		p->retry_at = now_ms() + REAP_INTERVAL_MS;
 		return;
 	}
 	if (p->failing)
-		log_info("pool %s: warm containers start again", sb->image);
+		log_info("pool %s: warm containers start again", p->label);
 	p->failing = 0;
 	pool_fill();
 }
@@ -249,23 +313,25 @@ pool_started(struct sandbox *sb, const char *error)
  * now the run's own; or NULL for a cold start.
  */
 struct sandbox *
-pool_claim(const char *image, const char *tenant, const struct limits *lim)
+pool_claim(const char *image, const char *tenant, const struct limits *lim,
+    const struct runtime *rt)
 {
 	struct sandbox		*sb;
-	struct pool		*p = pool_get(image);
+	struct pool		*p = pool_get(image, rt->name);
+	int			 guest = rt->kind == RUNTIME_RUNSC;
 
 	p->last_claim = now_ms();
 	if (p->emptied) {
 		p->emptied = 0;
 		pool_fill();
 	}
-	if (!pool_fits(pool_limits(), lim)) {
+	if (!pool_fits(pool_limits(), lim, guest)) {
 		stats.misfit++;
 		return NULL;
 	}
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
 		if (sb->pooled && sb->state == SB_RUNNING &&
-		    strcmp(sb->image, image) == 0 && pool_fits(&sb->lim, lim))
+		    pool_has(p, sb) && pool_fits(&sb->lim, lim, guest))
 			break;
 	if (sb == NULL) {
 		stats.empty++;

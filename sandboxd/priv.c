@@ -74,6 +74,7 @@ struct pop {
 	pid_t			 initpid;	/* STARTED: the container's */
 	int			 readyfd;	/* slirp4netns: configured */
 	struct event		*ev_ready;
+	struct rtuse		*rt;		/* the runtime it runs under */
 	int			 pidfd;		/* DESTROY: its init, dying */
 	struct event		*ev_exit;
 	struct event		*ev_slow;	/* ... for too long */
@@ -98,6 +99,19 @@ struct net {
 	int			 exitfd;	/* closing it ends slirp4netns */
 };
 
+/*
+ * A runtime the configuration names (globally, for a tenant or for an
+ * image), as the helper found it at start.  Each keeps its containers'
+ * state apart: runc, crun and runsc each read only their own.
+ */
+struct rtuse {
+	const struct runtime	*rt;
+	int			 used;
+	char			 root[PATH_MAX];	/* --root */
+	char			 version[32];
+	int			 overlay2;	/* runsc: it has --overlay2 */
+};
+
 static char			*priv_env[] = {
 	(char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
 	    "/sbin:/bin",
@@ -110,7 +124,8 @@ static struct image_host	 host_image;
 static char			 init_copy[PATH_MAX];	/* sandbox-init */
 static int			 memsw;
 static int			 filter_memfd = -1;	/* bundle_filter() */
-static char			 runc_root[PATH_MAX];
+static struct rtuse		 rtuses[POLICY_RUNTIMES_MAX];
+static struct rtuse		*rt_main;	/* the file's "runtime" */
 static TAILQ_HEAD(, pop)	 pops = TAILQ_HEAD_INITIALIZER(pops);
 static TAILQ_HEAD(, net)	 nets = TAILQ_HEAD_INITIALIZER(nets);
 static TAILQ_HEAD(, ctr)	 ctrs = TAILQ_HEAD_INITIALIZER(ctrs);
@@ -161,8 +176,7 @@ run_wait(const char *const argv[], char *out, size_t len)
 }
 
 /* runc's version: "1.1.5", for the main process to report. */
-static char		 runc_version[32];
-static int		 runsc_overlay2;	/* it has --overlay2 */
+static char		 runc_version[32];	/* rt_main's */
 
 /*
  * The 2025 fixes for mount races that runc 1.2.8 brought, which a
@@ -198,14 +212,14 @@ cve_list(char *buf, size_t len, unsigned mask)
  * CVE a package fixes.  None for a runc of any other origin.
  */
 static unsigned
-priv_runc_patched(void)
+priv_runc_patched(const char *path)
 {
 	const char	*argv[] = { "/bin/zcat", RUNC_CHANGELOG, NULL };
 	char		 real[PATH_MAX], *log;
 	size_t		 i, len = 512 * 1024;
 	unsigned	 have = 0;
 
-	if (realpath(pconf->runc, real) == NULL ||
+	if (realpath(path, real) == NULL ||
 	    strcmp(real, RUNC_PACKAGED) != 0 ||
 	    access(RUNC_CHANGELOG, R_OK) == -1)
 		return 0;
@@ -228,14 +242,15 @@ priv_runc_patched(void)
 #define RUNSC_MIN_DATE	20240101UL
 
 static void
-priv_runsc_version(const char *out)
+priv_runsc_version(struct rtuse *u, const char *out)
 {
-	const char	*v;
-	unsigned long	 date = 0;
+	const struct runtime	*rt = u->rt;
+	const char		*v;
+	unsigned long		 date = 0;
 
 	if ((v = strstr(out, "runsc version ")) == NULL)
-		fatalx("%s: cannot read its version: is it runsc?",
-		    pconf->runc);
+		fatalx("runtime %s: %s: cannot read its version: is it runsc?",
+		    rt->name, rt->path);
 	v += strlen("runsc version ");
 	while (*v != '\0' && *v != '\n' && (*v < '1' || *v > '9' ||
 	    strspn(v, "0123456789") != 8))
@@ -243,63 +258,63 @@ priv_runsc_version(const char *out)
 	if (strspn(v, "0123456789") == 8)
 		date = strtoul(v, NULL, 10);
 	if (date == 0)
-		fatalx("%s: cannot read the date of its release",
-		    pconf->runc);
-	(void)snprintf(runc_version, sizeof(runc_version), "runsc %lu",
-	    date);
+		fatalx("runtime %s: %s: cannot read the date of its release",
+		    rt->name, rt->path);
+	(void)snprintf(u->version, sizeof(u->version), "runsc %lu", date);
 	/* --overlay2 came in 2023; runsc refuses flags it does not know. */
-	runsc_overlay2 = date >= 20230101UL;
+	u->overlay2 = date >= 20230101UL;
 	if (date < RUNSC_MIN_DATE)
 		log_warnx("runtime %s: runsc %lu is older than 2024: programs "
 		    "in the sandboxes will fail where it lacks what Linux "
 		    "has (its 2022 release refuses coreutils' statx flags); "
-		    "use a newer runsc", pconf->runtime, date);
+		    "use a newer runsc", rt->name, date);
 	else
-		log_info("runtime %s: runsc %lu%s%s", pconf->runtime, date,
-		    pconf->runtime_platform[0] != '\0' ? ", platform " : "",
-		    pconf->runtime_platform);
+		log_info("runtime %s: runsc %lu%s%s", rt->name, date,
+		    rt->platform[0] != '\0' ? ", platform " : "",
+		    rt->platform);
 }
 
 /*
- * The runtime's version, and for runc whether it has the 2025 fixes.
+ * A runtime's version, and for runc whether it has the 2025 fixes.
  * crun's first line is "crun version 1.8.1".
  */
 static void
-priv_runc_version(void)
+priv_runtime_version(struct rtuse *u)
 {
-	char		 out[256], word[32], *v, fixed[128], missing[128];
-	const char	*argv[] = { pconf->runc, "--version", NULL };
-	const char	*kind = policy_runtime_kind(pconf->runtime_kind);
-	unsigned	 maj = 0, min = 0, pat = 0, have;
+	const struct runtime	*rt = u->rt;
+	char			 out[256], word[32], *v, fixed[128];
+	char			 missing[128];
+	const char		*argv[] = { rt->path, "--version", NULL };
+	const char		*kind = policy_runtime_kind(rt->kind);
+	unsigned		 maj = 0, min = 0, pat = 0, have;
 
 	if (run_wait(argv, out, sizeof(out)) != 0)
-		fatalx("%s --version failed: is %s installed?", pconf->runc,
-		    kind);
-	if (pconf->runtime_kind == RUNTIME_RUNSC) {
-		priv_runsc_version(out);
+		fatalx("runtime %s: %s --version failed: is %s installed?",
+		    rt->name, rt->path, kind);
+	if (rt->kind == RUNTIME_RUNSC) {
+		priv_runsc_version(u, out);
 		return;
 	}
 	(void)str_fmt(word, sizeof(word), "%s version ", kind);
 	if ((v = strstr(out, word)) == NULL ||
 	    sscanf(v + strlen(word), "%u.%u.%u", &maj, &min, &pat) < 2)
-		fatalx("%s: cannot read its version: is it %s?", pconf->runc,
-		    kind);
-	if (pconf->runtime_kind == RUNTIME_CRUN) {
-		(void)snprintf(runc_version, sizeof(runc_version),
+		fatalx("runtime %s: %s: cannot read its version: is it %s?",
+		    rt->name, rt->path, kind);
+	if (rt->kind == RUNTIME_CRUN) {
+		(void)snprintf(u->version, sizeof(u->version),
 		    "crun %u.%u.%u", maj, min, pat);
-		log_info("runtime %s: crun %u.%u.%u", pconf->runtime, maj, min,
-		    pat);
+		log_info("runtime %s: crun %u.%u.%u", rt->name, maj, min, pat);
 		return;
 	}
-	(void)snprintf(runc_version, sizeof(runc_version), "%u.%u.%u", maj,
-	    min, pat);
+	(void)snprintf(u->version, sizeof(u->version), "%u.%u.%u", maj, min,
+	    pat);
 	if (maj > RUNC_MIN_MAJOR || (maj == RUNC_MIN_MAJOR &&
 	    (min > RUNC_MIN_MINOR || (min == RUNC_MIN_MINOR &&
 	    pat >= RUNC_MIN_PATCH)))) {
 		log_info("runc %u.%u.%u", maj, min, pat);
 		return;
 	}
-	have = priv_runc_patched();
+	have = priv_runc_patched(rt->path);
 	cve_list(fixed, sizeof(fixed), have);
 	cve_list(missing, sizeof(missing), ~have);
 	if (missing[0] == '\0')
@@ -314,6 +329,64 @@ priv_runc_version(void)
 		    "carries those for " : "", fixed);
 }
 
+/* The runtime of that name, if the configuration used it at start. */
+static struct rtuse *
+rtuse_find(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < pconf->nruntimes; i++)
+		if (rtuses[i].used && strcmp(rtuses[i].rt->name, name) == 0)
+			return &rtuses[i];
+	return NULL;
+}
+
+/* Is any runtime in use of that kind? */
+static int
+rtuse_any(enum runtime_kind kind)
+{
+	size_t	 i;
+
+	for (i = 0; i < pconf->nruntimes; i++)
+		if (rtuses[i].used && rtuses[i].rt->kind == kind)
+			return 1;
+	return 0;
+}
+
+/*
+ * Every runtime the file names, checked once: the file's own keeps the
+ * state directory "runc" of the run directory, any other "runc-NAME".
+ */
+static void
+priv_runtimes(void)
+{
+	int			 used[POLICY_RUNTIMES_MAX];
+	struct rtuse		*u;
+	size_t			 i;
+
+	policy_runtimes_used(pconf, used);
+	for (i = 0; i < pconf->nruntimes; i++) {
+		rtuses[i].rt = &pconf->runtimes[i];
+		rtuses[i].used = used[i];
+	}
+	if ((rt_main = rtuse_find(pconf->runtime)) == NULL)
+		fatalx("runtime %s: unknown", pconf->runtime);
+	for (i = 0; i < pconf->nruntimes; i++) {
+		u = &rtuses[i];
+		if (!u->used)
+			continue;
+		priv_runtime_version(u);
+		if (u == rt_main)
+			(void)str_fmt(u->root, sizeof(u->root), "%s/%s",
+			    pconf->run_dir, SBX_RUNC_ROOT);
+		else
+			(void)str_fmt(u->root, sizeof(u->root), "%s/%s-%s",
+			    pconf->run_dir, SBX_RUNC_ROOT, u->rt->name);
+		daemon_mkdir(u->root, 0700);
+	}
+	str_copy(runc_version, rt_main->version, sizeof(runc_version));
+}
+
 /*
  * crun refuses the hybrid layout ("cgroups in hybrid mode not supported")
  * when the unified hierarchy is mounted beside the v1 ones.  There it is
@@ -323,8 +396,7 @@ priv_runc_version(void)
 static void
 priv_crun_view(void)
 {
-	if (pconf->runtime_kind != RUNTIME_CRUN ||
-	    strcmp(cgroup_version(), "v1") != 0)
+	if (!rtuse_any(RUNTIME_CRUN) || strcmp(cgroup_version(), "v1") != 0)
 		return;
 	if (umount2(CG_UNIFIED_V1, MNT_DETACH) == 0)
 		log_debug("crun: %s hidden from the runtime", CG_UNIFIED_V1);
@@ -332,26 +404,33 @@ priv_crun_view(void)
 		fatal("crun: hiding %s", CG_UNIFIED_V1);
 }
 
-/* Kill and delete every container in our runc root; how many. */
+/* Kill and delete every container in our runtimes' roots; how many. */
 static int
 priv_delete_all(void)
 {
 	char		 out[65536], *id, *save;
-	const char	*list[] = { pconf->runc, "--root", runc_root, "list",
-			    "--quiet", NULL };
-	const char	*del[] = { pconf->runc, "--root", runc_root, "delete",
-			    "--force", NULL, NULL };
+	const char	*list[] = { NULL, "--root", NULL, "list", "--quiet",
+			    NULL };
+	const char	*del[] = { NULL, "--root", NULL, "delete", "--force",
+			    NULL, NULL };
+	size_t		 i;
 	int		 n = 0;
 
-	if (run_wait(list, out, sizeof(out)) != 0)
-		return 0;
-	for (id = strtok_r(out, "\n", &save); id != NULL;
-	    id = strtok_r(NULL, "\n", &save)) {
-		if (!sandbox_id_valid(id))
+	for (i = 0; i < pconf->nruntimes; i++) {
+		if (!rtuses[i].used)
 			continue;
-		del[5] = id;
-		run_wait(del, NULL, 0);
-		n++;
+		list[0] = del[0] = rtuses[i].rt->path;
+		list[2] = del[2] = rtuses[i].root;
+		if (run_wait(list, out, sizeof(out)) != 0)
+			continue;
+		for (id = strtok_r(out, "\n", &save); id != NULL;
+		    id = strtok_r(NULL, "\n", &save)) {
+			if (!sandbox_id_valid(id))
+				continue;
+			del[5] = id;
+			run_wait(del, NULL, 0);
+			n++;
+		}
 	}
 	return n;
 }
@@ -425,8 +504,8 @@ priv_host_files(const char *dir)
 	 * Nothing here could use them: a read-only tmpfs of directories,
 	 * copies of /etc files and sandbox-init, none set-id, no device.
 	 */
-	unsigned long	 host_flags = pconf->runtime_kind == RUNTIME_RUNSC ?
-			    0 : MS_NOSUID | MS_NODEV;
+	unsigned long	 host_flags = rtuse_any(RUNTIME_RUNSC) ? 0 :
+			    MS_NOSUID | MS_NODEV;
 
 	daemon_mkdir(dir, 0755);
 	if (mount("mcpd", dir, "tmpfs", host_flags,
@@ -456,7 +535,7 @@ priv_setup(void)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
 	priv_rlimits();
-	priv_runc_version();
+	priv_runtimes();
 	if (cgroup_helper_view(path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);
 	priv_crun_view();
@@ -464,15 +543,11 @@ priv_setup(void)
 	 * On v2 a container's init has a leaf of its own (cg2_settle());
 	 * runsc's sandbox is two processes, its kernel and its gofer.
 	 */
-	if (pconf->runtime_kind == RUNTIME_RUNSC &&
-	    strcmp(cgroup_version(), "v1") != 0)
-		fatalx("runtime %s: runsc on cgroup v2 is not supported yet",
-		    pconf->runtime);
+	if (rtuse_any(RUNTIME_RUNSC) && strcmp(cgroup_version(), "v1") != 0)
+		fatalx("runsc on cgroup v2 is not supported yet: no tenant "
+		    "nor image may use a runtime of kind runsc");
 	memsw = cgroup_swap();
 
-	(void)str_fmt(runc_root, sizeof(runc_root), "%s/%s", pconf->run_dir,
-	    SBX_RUNC_ROOT);
-	daemon_mkdir(runc_root, 0700);
 	/* Containers a previous sandboxd left: none of them is wanted. */
 	if ((n = priv_delete_all()) > 0)
 		log_info("removed %d containers left by a previous run", n);
@@ -546,6 +621,8 @@ priv_check_start(const struct priv_start *ps, struct image **imp)
 	if (memchr(ps->image, '\0', sizeof(ps->image)) == NULL ||
 	    memchr(ps->digest, '\0', sizeof(ps->digest)) == NULL)
 		return "unterminated image";
+	if (memchr(ps->runtime, '\0', sizeof(ps->runtime)) == NULL)
+		return "unterminated runtime";
 	if (ps->digest[0] != '\0') {
 		/* Found in the store when the container is made. */
 		if (!imgstore_valid_name(ps->image) ||
@@ -564,8 +641,6 @@ priv_check_start(const struct priv_start *ps, struct image **imp)
 		return "pids out of range";
 	if (ps->network != NET_NONE && ps->network != NET_EGRESS)
 		return "bad network mode";
-	if (ps->network == NET_EGRESS && pconf->runtime_kind == RUNTIME_RUNSC)
-		return "network egress is not available under runsc yet";
 	if (ps->slot >= pconf->uid_slots)
 		return "uid range out of range";
 	if (ps->persistent > 1)
@@ -653,16 +728,17 @@ priv_runtime_run(struct pop *op, const char *pidfile, const char *logf)
 {
 	char		 platform[32];
 	const char	*argv[20];
-	int		 n = 0, runsc = pconf->runtime_kind == RUNTIME_RUNSC;
+	const struct runtime	*rt = op->rt->rt;
+	int		 n = 0, runsc = rt->kind == RUNTIME_RUNSC;
 
-	argv[n++] = pconf->runc;
+	argv[n++] = rt->path;
 	argv[n++] = "--root";
-	argv[n++] = runc_root;
+	argv[n++] = op->rt->root;
 	argv[n++] = "--log";
 	argv[n++] = logf;
-	if (runsc && pconf->runtime_platform[0] != '\0') {
+	if (runsc && rt->platform[0] != '\0') {
 		(void)str_fmt(platform, sizeof(platform), "--platform=%s",
-		    pconf->runtime_platform);
+		    rt->platform);
 		argv[n++] = platform;
 	}
 	if (runsc)
@@ -672,7 +748,7 @@ priv_runtime_run(struct pop *op, const char *pidfile, const char *logf)
 	 * workspace: an overlay over it (runsc's default since 2023) would
 	 * only cost its start.
 	 */
-	if (runsc && runsc_overlay2)
+	if (runsc && op->rt->overlay2)
 		argv[n++] = "--overlay2=none";
 	argv[n++] = "run";
 	argv[n++] = "--detach";
@@ -1081,7 +1157,7 @@ pop_start(struct pop *op, int status)
 		b.cgroup = cgpath;
 		b.memsw = memsw;
 		b.filter_fd = SBX_FILTER_FD;
-		b.runsc = pconf->runtime_kind == RUNTIME_RUNSC;
+		b.runsc = op->rt->rt->kind == RUNTIME_RUNSC;
 		if (bundle_write(&b, err, sizeof(err)) == -1) {
 			pop_fail(op, "bundle: %s", err);
 			return;
@@ -1089,8 +1165,8 @@ pop_start(struct pop *op, int status)
 		(void)str_fmt(pidfile, sizeof(pidfile), "%s/pid", op->bundle);
 		(void)str_fmt(logf, sizeof(logf), "%s/runc.log", op->bundle);
 		if ((op->pid = priv_runtime_run(op, pidfile, logf)) == -1) {
-			pop_fail(op, "%s: %s", policy_runtime_kind(
-			    pconf->runtime_kind), strerror(errno));
+			pop_fail(op, "%s: %s", op->rt->rt->path,
+			    strerror(errno));
 			return;
 		}
 		close(op->initfd);
@@ -1122,7 +1198,7 @@ pop_start(struct pop *op, int status)
 			return;
 		}
 		/* The kernel's OOM choice would be gVisor's: guard.c. */
-		if (pconf->runtime_kind == RUNTIME_RUNSC)
+		if (op->rt->rt->kind == RUNTIME_RUNSC)
 			(void)guard_start(op->id);
 		if (op->start.network == NET_EGRESS) {
 			if (net_start(op) == -1)
@@ -1163,8 +1239,8 @@ pop_kill_done(struct pop *op)
 static void
 pop_runc_delete(struct pop *op)
 {
-	const char *argv[] = { pconf->runc, "--root", runc_root, "delete",
-	    "--force", op->id, NULL };
+	const char *argv[] = { op->rt->rt->path, "--root", op->rt->root,
+	    "delete", "--force", op->id, NULL };
 
 	if ((op->pid = priv_spawn(argv, -1, -1)) == -1) {
 		pop_fail(op, "runc: %s", strerror(errno));
@@ -1223,7 +1299,7 @@ pop_destroy(struct pop *op, int status)
 		 * runsc keeps state of its own beside the container's
 		 * (its gofer's, the sandbox's): always its delete.
 		 */
-		if (pconf->runtime_kind == RUNTIME_RUNSC) {
+		if (op->rt->rt->kind == RUNTIME_RUNSC) {
 			pop_runc_delete(op);
 			return;
 		}
@@ -1232,7 +1308,7 @@ pop_destroy(struct pop *op, int status)
 			pop_runc_delete(op);
 			return;
 		}
-		(void)str_fmt(ws, sizeof(ws), "%s/%s", runc_root, op->id);
+		(void)str_fmt(ws, sizeof(ws), "%s/%s", op->rt->root, op->id);
 		if (rm_tree(ws) == -1)
 			log_warn("sandbox %s: remove runc state", op->id);
 		log_debug("sandbox %s: killed; its groups and runc state "
@@ -1241,7 +1317,7 @@ pop_destroy(struct pop *op, int status)
 		/* FALLTHROUGH */
 	case DESTROY_WAIT:
 		/* runsc's delete has ended its gofer, the groups' last. */
-		if (pconf->runtime_kind == RUNTIME_RUNSC)
+		if (op->rt->rt->kind == RUNTIME_RUNSC)
 			(void)cgroup_sandbox_remove(op->id);
 		/* runc says nothing useful if the container is gone. */
 		(void)str_fmt(op->disk, sizeof(op->disk), "%s/%s/%s",
@@ -1330,6 +1406,19 @@ priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 		op->start = ps;
 		memcpy(op->id, ps.id, sizeof(op->id));
 		TAILQ_INSERT_TAIL(&pops, op, entry);
+		/* A reload may name one this helper never checked. */
+		if ((op->rt = rtuse_find(ps.runtime)) == NULL) {
+			(void)snprintf(op->error, sizeof(op->error), "runtime "
+			    "%s was not in use when sandboxd started: restart "
+			    "it to use it", ps.runtime);
+			pop_reply(op, IMSG_PRIV_STARTED, 0);
+			pop_free(op);
+			break;
+		}
+		if (ps.network == NET_EGRESS &&
+		    op->rt->rt->kind == RUNTIME_RUNSC)
+			fatalx("priv: refused start: network egress is not "
+			    "available under runsc yet");
 		pop_step(op, 0);
 		break;
 	case IMSG_PRIV_DESTROY:
@@ -1337,6 +1426,7 @@ priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 		    sizeof(pd)) == -1 ||
 		    memchr(pd.id, '\0', sizeof(pd.id)) == NULL ||
 		    !sandbox_id_valid(pd.id) ||
+		    memchr(pd.runtime, '\0', sizeof(pd.runtime)) == NULL ||
 		    (pd.flags & ~PRIV_DESTROY_WORKSPACE) != 0)
 			fatalx("priv: malformed destroy request");
 		op = xcalloc(1, sizeof(*op));
@@ -1346,6 +1436,9 @@ priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 		op->pidfd = -1;
 		op->flags = pd.flags;
 		memcpy(op->id, pd.id, sizeof(op->id));
+		/* Its start found it: one the helper never used made none. */
+		if ((op->rt = rtuse_find(pd.runtime)) == NULL)
+			op->rt = rt_main;
 		TAILQ_INSERT_TAIL(&pops, op, entry);
 		pop_step(op, 0);
 		break;
@@ -1419,7 +1512,7 @@ priv_shutdown(void)
 	 * our child: we would never reap it while waiting for the delete.
 	 * So every container's init dies first, and is reaped.
 	 */
-	if (pconf->runtime_kind == RUNTIME_RUNSC) {
+	if (rtuse_any(RUNTIME_RUNSC)) {
 		struct ctr	*c;
 
 		TAILQ_FOREACH(c, &ctrs, entry)

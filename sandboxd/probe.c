@@ -296,12 +296,16 @@ probe_answer(struct job *job, const struct image *img)
 {
 	struct sbx_image	 si;
 	struct sbx_lang		 sl;
+	const struct runtime	*rt;
 	struct probe		*p;
 	size_t			 i;
 
 	memset(&si, 0, sizeof(si));
 	str_copy(si.name, img->name, sizeof(si.name));
 	str_copy(si.digest, img->digest, sizeof(si.digest));
+	/* For the tenant that asks: its own choice may stand over the image's. */
+	if ((rt = policy_runtime_for(sbd->conf, job->tenant, img->name)) != NULL)
+		str_copy(si.runtime, rt->name, sizeof(si.runtime));
 	str_copy(si.source, img->source, sizeof(si.source));
 	si.created = img->created;
 	si.size = img->size;

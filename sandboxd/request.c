@@ -338,6 +338,11 @@ check_image(struct job *job, const char *image, uint32_t *code, char *err,
 	if (stored_usable(image) == NULL)
 		return req_fail(code, err, len, SBX_E_INVALID,
 		    "unknown image \"%s\"", image);
+	if (sandbox_runtime(job->tenant->name, image) == NULL)
+		return req_fail(code, err, len, SBX_E_DENIED, "the runtime "
+		    "for tenant %s and image %s was named by a reload: "
+		    "restart mcp-sandboxd to use it", job->tenant->name,
+		    image);
 	str_copy(job->image, image, sizeof(job->image));
 	return 0;
 }

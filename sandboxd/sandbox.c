@@ -77,9 +77,28 @@ sandbox_slot_free(uint32_t slot)
 	sbd->slots[slot] = 0;
 }
 
+/*
+ * The runtime a tenant's sandbox of an image runs under (mcpd.conf(5));
+ * NULL if a reload named one sandboxd has not checked: a restart applies
+ * it.  A warm container's tenant, "", has the file's.
+ */
+const struct runtime *
+sandbox_runtime(const char *tenant, const char *image)
+{
+	const struct runtime	*rt;
+
+	rt = policy_runtime_for(sbd->conf, tenant[0] != '\0' ?
+	    policy_tenant(sbd->conf, tenant) : NULL, image);
+	/* Named by a reload, but not in use at start: the helper lacks it. */
+	if (rt != NULL && !sbd->runtime_used[rt - sbd->conf->runtimes])
+		return NULL;
+	return rt;
+}
+
 struct sandbox *
 sandbox_new(const char *id, const char *tenant, const char *image,
-    const struct limits *lim, int persistent, const char *name)
+    const struct limits *lim, int persistent, const char *name,
+    const struct runtime *rt)
 {
 	struct sandbox	*sb;
 
@@ -90,7 +109,8 @@ sandbox_new(const char *id, const char *tenant, const char *image,
 	str_copy(sb->name, name, sizeof(sb->name));
 	sb->lim = *lim;
 	sb->persistent = persistent;
-	sb->guest = sbd->conf->runtime_kind == RUNTIME_RUNSC;
+	str_copy(sb->runtime, rt->name, sizeof(sb->runtime));
+	sb->guest = rt->kind == RUNTIME_RUNSC;
 	sb->state = SB_IDLE;
 	sb->created = sb->last_used = (int64_t)time(NULL);
 	TAILQ_INIT(&sb->waiters);
@@ -227,6 +247,7 @@ sandbox_start(struct sandbox *sb)
 	ps.network = sb->lim.network;
 	ps.slot = sb->slot;
 	ps.persistent = sb->persistent ? 1 : 0;
+	str_copy(ps.runtime, sb->runtime, sizeof(ps.runtime));
 
 	if (imsgev_init(&sb->iev, sbd->base, sv[0], PROTO_INIT_FRAME,
 	    IMSGBUF_FDPASS, sandbox_init_dispatch, sandbox_init_closed,
@@ -246,8 +267,9 @@ sandbox_start(struct sandbox *sb)
 	if (imsgev_compose(&sbd->priv, IMSG_PRIV_START, 0, sv[1], &ps,
 	    sizeof(ps)) == -1)
 		fatalx("cannot reach the privileged helper");
-	log_debug("sandbox %s: starting its container (image %s, uids %u)",
-	    sb->id, ps.image, sbd->conf->uid_base + sb->slot * UID_RANGE);
+	log_debug("sandbox %s: starting its container (image %s, runtime %s, "
+	    "uids %u)", sb->id, ps.image, sb->runtime,
+	    sbd->conf->uid_base + sb->slot * UID_RANGE);
 }
 
 /* Being cleaned up after its container ended, not stopped nor deleted. */
@@ -347,6 +369,7 @@ sandbox_destroy(struct sandbox *sb, uint32_t flags, const char *why)
 	sandbox_run_waiters(sb, why);
 	memset(&pd, 0, sizeof(pd));
 	memcpy(pd.id, sb->id, sizeof(sb->id));
+	str_copy(pd.runtime, sb->runtime, sizeof(pd.runtime));
 	pd.flags = flags;
 	if (!sb->persistent)
 		pd.flags |= PRIV_DESTROY_WORKSPACE;
@@ -382,6 +405,7 @@ sandbox_destroyed(struct sandbox *sb)
 	if (sb->redestroy != 0) {
 		memset(&pd, 0, sizeof(pd));
 		memcpy(pd.id, sb->id, sizeof(sb->id));
+		str_copy(pd.runtime, sb->runtime, sizeof(pd.runtime));
 		pd.flags = sb->destroy_flags = sb->redestroy;
 		sb->redestroy = 0;
 		imsgev_compose(&sbd->priv, IMSG_PRIV_DESTROY, 0, -1, &pd,

@@ -557,6 +557,7 @@ main(int argc, char *argv[])
 	TAILQ_INIT(&sbd->sandboxes);
 	pool_init();
 	sbd->slots = xcalloc(conf->uid_slots, 1);
+	policy_runtimes_used(conf, sbd->runtime_used);
 	if (str_fmt(path, sizeof(path), "%s/%s", conf->state_dir,
 	    SBX_STATE_DB) == -1 || state_open(path) == -1)
 		fatalx("cannot open the state database %s", path);

@@ -91,6 +91,7 @@ struct sandbox {
 	char			 tenant[SBX_NAME_MAX];
 	char			 name[SBX_NAME_MAX];
 	char			 image[SBX_NAME_MAX];
+	char			 runtime[SBX_NAME_MAX];	/* mcpd.conf's name */
 	struct limits		 lim;		/* in force */
 	char			**env;		/* for every exec */
 	size_t			 nenv;
@@ -131,6 +132,8 @@ TAILQ_HEAD(sandboxq, sandbox);
 struct pool {
 	TAILQ_ENTRY(pool)	 entry;
 	char			 image[SBX_NAME_MAX];
+	char			 runtime[SBX_NAME_MAX];
+	char			 label[2 * SBX_NAME_MAX];	/* for the log */
 	int64_t			 last_claim;	/* ms, monotonic */
 	int64_t			 retry_at;	/* after a failed start */
 	int			 failing;	/* said so once */
@@ -155,6 +158,8 @@ struct sandboxd {
 	struct event_base	*base;
 	struct imsgev		 priv;		/* the privileged helper */
 	int			 priv_ready;
+	/* The runtimes the helper checked at start: those it can use. */
+	int			 runtime_used[POLICY_RUNTIMES_MAX];
 	struct client		*auditd;
 	struct listener		*listener;	/* mcpd's and mcpctl's */
 	struct sandboxq		 sandboxes;
@@ -171,7 +176,9 @@ extern struct sandboxd	*sbd;
 
 /* sandbox.c */
 struct sandbox	*sandbox_new(const char *, const char *, const char *,
-		    const struct limits *, int, const char *);
+		    const struct limits *, int, const char *,
+		    const struct runtime *);
+const struct runtime *sandbox_runtime(const char *, const char *);
 struct sandbox	*sandbox_find(const char *, const char *);
 void		 sandbox_signal(struct sandbox *, int);
 struct sandbox	*sandbox_find_name(const char *, const char *);
@@ -201,7 +208,9 @@ void		 pool_init(void);
 void		 pool_free(void);
 void		 pool_fill(void);
 void		 pool_started(struct sandbox *, const char *);
-struct sandbox	*pool_claim(const char *, const char *, const struct limits *);
+uint32_t	 pool_wanted(const struct image *);
+struct sandbox	*pool_claim(const char *, const char *, const struct limits *,
+		    const struct runtime *);
 void		 pool_get_stats(struct pool_stats *);
 
 /* exec.c */

@@ -167,11 +167,12 @@ col_text(sqlite3_stmt *st, int i)
 static struct sandbox *
 state_row(sqlite3_stmt *st)
 {
-	struct sandbox	*sb;
-	struct limits	 lim;
-	const char	*id = col_text(st, 0), *p, *end;
-	sqlite3_int64	 slot;
-	size_t		 n;
+	struct sandbox		*sb;
+	struct limits		 lim;
+	const struct runtime	*rt;
+	const char		*id = col_text(st, 0), *p, *end;
+	sqlite3_int64		 slot;
+	size_t			 n;
 
 	slot = sqlite3_column_int64(st, 4);
 	if (!sandbox_id_valid(id) || slot < 0 ||
@@ -190,8 +191,11 @@ state_row(sqlite3_stmt *st)
 	lim.pids = (uint32_t)sqlite3_column_int64(st, 12);
 	lim.network = sqlite3_column_int64(st, 13) == NET_EGRESS ?
 	    NET_EGRESS : NET_NONE;
+	/* Its runtime is the file's choice now, which may have changed. */
+	if ((rt = sandbox_runtime(col_text(st, 1), col_text(st, 3))) == NULL)
+		rt = policy_runtime(sbd->conf, sbd->conf->runtime);
 	sb = sandbox_new(id, col_text(st, 1), col_text(st, 3), &lim, 1,
-	    col_text(st, 2));
+	    col_text(st, 2), rt);
 	sb->slot = (uint32_t)slot;
 	sandbox_slot_take(sb->slot);
 	sb->created = sqlite3_column_int64(st, 15);

@@ -29,6 +29,31 @@ check_program(struct config_report *r, const char *what, const char *path)
 	r->problems++;
 }
 
+/*
+ * The runtime sandboxd would use, and every runtime block, used or not:
+ * a binary that is there and executable.
+ */
+static void
+check_runtimes(struct config_report *r, const struct policy *p)
+{
+	char	 what[POLICY_NAME_MAX + 16];
+	size_t	 i;
+
+	r->runtime = p->runtime;
+	r->runtime_kind = policy_runtime_kind(p->runtime_kind);
+	r->runtime_path = p->runc;
+	(void)snprintf(what, sizeof(what), "runtime %s", p->runtime);
+	check_program(r, what, p->runc);
+	for (i = 0; i < p->nruntimes; i++) {
+		if (!p->runtimes[i].defined ||
+		    strcmp(p->runtimes[i].name, p->runtime) == 0)
+			continue;
+		(void)snprintf(what, sizeof(what), "runtime %s",
+		    p->runtimes[i].name);
+		check_program(r, what, p->runtimes[i].path);
+	}
+}
+
 static void
 check_counts(struct config_report *r, const struct policy *p)
 {
@@ -75,7 +100,7 @@ config_check(struct mcpctl *ctx, int argc, char **argv)
 	if (policy_resolve(p, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT |
 	    POLICY_RESOLVE_TENANTS) == -1)
 		r.problems++;
-	check_program(&r, "runc", p->runc);
+	check_runtimes(&r, p);
 	check_program(&r, "sandbox-init", p->sandbox_init);
 	TAILQ_FOREACH(im, &p->images, entry)
 		if (im->type == IMAGE_ROOTFS && access(im->path, R_OK | X_OK) ==

@@ -62,7 +62,8 @@ ctl_info(struct imsg *imsg, struct sbx_info *in)
 	    memchr(in->id, '\0', sizeof(in->id)) == NULL ||
 	    memchr(in->name, '\0', sizeof(in->name)) == NULL ||
 	    memchr(in->tenant, '\0', sizeof(in->tenant)) == NULL ||
-	    memchr(in->image, '\0', sizeof(in->image)) == NULL)
+	    memchr(in->image, '\0', sizeof(in->image)) == NULL ||
+	    memchr(in->runtime, '\0', sizeof(in->runtime)) == NULL)
 		errx(EXIT_ERROR, "mcp-sandboxd: a malformed sandbox");
 }
 

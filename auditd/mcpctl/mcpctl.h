@@ -144,6 +144,9 @@ struct config_report {
 	unsigned int		 problems;
 	size_t			 tenants, tokens, limits, images, languages;
 	size_t			 listens;
+	const char		*runtime;	/* in use: name, kind, binary */
+	const char		*runtime_kind;
+	const char		*runtime_path;
 };
 
 /* A new bearer token, and the hash mcpd.conf holds for it. */

@@ -477,6 +477,7 @@ text_sandbox_inspect(const struct sbx_info *in)
 	    "one-shot (a run's own)" : "persistent");
 	printf("name: %s\n", in->name[0] ? in->name : "-");
 	printf("image: %s\n", in->image);
+	printf("runtime: %s\n", in->runtime);
 	printf("state: %s\n", info_state(in));
 	printf("init pid: %d\n", (int)in->init_pid);
 	printf("processes: %u\n", in->execs);
@@ -519,10 +520,11 @@ text_config_check(const struct config_report *r)
 		return;
 	}
 	printf("%s: %s%s: %zu tenants (%zu tokens), %zu limits, %zu images, "
-	    "%zu languages, %zu listen statements; %s\n", r->file,
-	    r->problems == 0 ? "OK" : "NOT OK", r->problems == 0 ? "" :
-	    " (see above)", r->tenants, r->tokens, r->limits, r->images,
-	    r->languages, r->listens, r->digest);
+	    "%zu languages, %zu listen statements; runtime %s (%s, %s); %s\n",
+	    r->file, r->problems == 0 ? "OK" : "NOT OK", r->problems == 0 ?
+	    "" : " (see above)", r->tenants, r->tokens, r->limits, r->images,
+	    r->languages, r->listens, r->runtime, r->runtime_kind,
+	    r->runtime_path, r->digest);
 }
 
 static void

@@ -280,6 +280,7 @@ json_info(const struct sbx_info *in)
 	set(o, "tenant", jstr(in->tenant, strlen(in->tenant)));
 	set(o, "name", jstr_or_null(in->name));
 	set(o, "image", jstr(in->image, strlen(in->image)));
+	set(o, "runtime", jstr(in->runtime, strlen(in->runtime)));
 	set(o, "oneshot", json_boolean(in->flags & SBX_INFO_ONESHOT));
 	set(o, "state", json_string(in->state == SBX_STATE_RUNNING ?
 	    "running" : "idle"));
@@ -430,6 +431,9 @@ json_config_check(const struct config_report *r)
 		set(o, "images", JU64(r->images));
 		set(o, "languages", JU64(r->languages));
 		set(o, "listens", JU64(r->listens));
+		set(o, "runtime", json_pack("{s:s, s:s, s:s}", "name",
+		    r->runtime, "kind", r->runtime_kind, "path",
+		    r->runtime_path));
 	}
 	emit(o, JSON_INDENT(2));
 }

@@ -164,6 +164,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	TAILQ_INIT(&sbd->sandboxes);
 	pool_init();
 	sbd->slots = xcalloc(sbd->conf->uid_slots, 1);
+	policy_runtimes_used(sbd->conf, sbd->runtime_used);
 	path = fuzz_path("state.db");
 	if (state_open(path) == -1)
 		fatalx("state_open %s", path);
@@ -562,7 +563,8 @@ setup(void)
 	for (i = 0; i < nitems(fixed); i++) {
 		sb = sandbox_new(fixed[i].id, fixed[i].tenant, HOST_IMAGE,
 		    policy_tenant(sbd->conf, fixed[i].tenant)->limits, 1,
-		    fixed[i].name);
+		    fixed[i].name, sandbox_runtime(fixed[i].tenant,
+		    HOST_IMAGE));
 		if (sandbox_slot_alloc(&sb->slot) == -1)
 			fatalx("no slot");
 		TAILQ_INSERT_TAIL(&sbd->sandboxes, sb, entry);

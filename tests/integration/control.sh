@@ -148,9 +148,10 @@ ctl sandbox inspect "${A1:0:8}"
 check "sandbox inspect by an 8-digit prefix: exit 0" test "$RC" -eq 0
 diag "$OUT"
 IPID=$(sed -n 's/^init pid: //p' "$T/out")
-check "... its id, tenant, name, state and limits" \
+check "... its id, tenant, name, runtime, state and limits" \
     eval 'grep -qx "id: $A1" "$T/out" && grep -qx "tenant: alice" "$T/out" &&
-    grep -qx "name: work" "$T/out" && grep -qx "state: running" "$T/out" &&
+    grep -qx "name: work" "$T/out" && grep -qx "runtime: runc" "$T/out" &&
+    grep -qx "state: running" "$T/out" &&
     grep -qx "limit memory: 128.0M" "$T/out" && grep -qx "processes: 1" "$T/out"'
 check "... the host pid of its sandbox-init ($IPID), which is that" \
     eval '[ -n "$IPID" ] && [ "$(cat /proc/$IPID/comm)" = sandbox-init ]'
@@ -222,8 +223,15 @@ check "the audit log verifies, anchored by auditd's last checkpoint line" \
 
 ctl config check
 check "config check of the suite's file: exit 0, OK, the counts" \
-    eval '[ $RC -eq 0 ] && grep -q "^$CONF: OK: 2 tenants (2 tokens), 1 limits, 1 images, 13 languages, 1 listen statements; sha256:" "$T/out"'
+    eval '[ $RC -eq 0 ] && grep -q "^$CONF: OK: 2 tenants (2 tokens), 1 limits, 1 images, 13 languages, 1 listen statements; runtime runc (runc, /[^)]*); sha256:" "$T/out"'
 diag "$OUT"
+{ cat "$CONF"; printf 'runtime spare {\n\tpath "%s"\n\tkind crun\n}\n' "$T/nocrun"; } > "$T/bad4.conf"
+"$MCPCTL" -j -f "$T/bad4.conf" config check > "$T/out" 2> "$T/err"
+rc=$?
+check "a runtime block whose binary is not there, even unused: exit 1, named" \
+    eval '[ $rc -eq 1 ] && grep -q "runtime spare $T/nocrun" "$T/err" &&
+    [ "$(json "$T/out" "d[\"runtime\"][\"name\"] + \"/\" + d[\"runtime\"][\"kind\"]")" = runc/runc ]'
+diag "$(cat "$T/err")"
 sed "s/^user .*/user \"nosuchuser$$\"/" "$CONF" > "$T/bad1.conf"
 "$MCPCTL" -f "$T/bad1.conf" config check > "$T/out" 2> "$T/err"
 rc=$?

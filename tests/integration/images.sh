@@ -91,6 +91,8 @@ ok(imgs.get("mini", {}).get("type") == "stored" and
    imgs["mini"].get("digest") == D and
    imgs["mini"].get("source", "").startswith("debootstrap "),
    "list_images shows the stored image with its digest and source", imgs)
+ok(imgs["mini"].get("runtime") == "runc" if "mini" in imgs else False,
+   "and the OCI runtime its sandboxes run under", imgs)
 r = c.tool("list_languages", {}, timeout=120)
 mini = {i["name"]: i for i in sc(r).get("images", [])}.get("mini", {})
 langs = {l["name"]: l["version"] for l in mini.get("languages", [])}

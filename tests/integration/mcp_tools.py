@@ -78,6 +78,8 @@ r = c.tool("sandbox_create", {"name": "box", "memory": "128M",
                               "env": {"COLOR": "blue"}})
 ok(not is_error(r) and len(sc(r).get("id", "")) == 32 and
    sc(r).get("name") == "box", "sandbox_create returns its id and name", r)
+ok(sc(r).get("runtime") == "runc",
+   "and the OCI runtime it runs under, runc unless configured", r)
 box_id = sc(r).get("id", "")
 note = c.wait_note(lambda m: m.get("method") ==
                    "notifications/resources/list_changed", 5)

@@ -95,11 +95,11 @@ init_pid() {	# init_pid ID: its sandbox-init's host pid
 }
 
 claims() {	# claims TENANT: warm containers given to its runs so far
-	grep -c "warm, for a run of tenant $1\$" "$LOG"
+	grep -c "warm, for a run of tenant $1 (runtime [^)]*)\$" "$LOG"
 }
 
 last_claim() {	# the container the newest claim of TENANT got
-	sed -n "s/.*sandbox \([0-9a-f]*\): warm, for a run of tenant $1\$/\1/p" \
+	sed -n "s/.*sandbox \([0-9a-f]*\): warm, for a run of tenant $1 (runtime [^)]*)\$/\1/p" \
 	    "$LOG" | tail -1
 }
 

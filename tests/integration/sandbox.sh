@@ -374,8 +374,8 @@ as alice list
 check "LIST shows the tenant's sandboxes" \
     test "$(grep -c '^id=' <<< "$OUT")" = 2
 as alice status -S "$ID"
-check "STATUS shows the sandbox, running, with its limits ($OUT)" \
-    grep -q "name=work .*state=running memory_limit=268435456" <<< "$OUT"
+check "STATUS shows the sandbox, running, under its runtime, with its limits ($OUT)" \
+    grep -q "name=work .*runtime=$RUNTIME state=running memory_limit=268435456" <<< "$OUT"
 
 as alice exec -S "$ID" -c 'echo $HOME; pwd; id -u; mkdir -p d/e; cd d && pwd'
 check "EXEC runs a shell command line ($OUT)" \

@@ -147,9 +147,10 @@ print_flags(uint32_t f)
 static void
 print_info(const struct sbx_info *in)
 {
-	printf("id=%s name=%s tenant=%s image=%s state=%s memory_limit=%llu "
-	    "disk=%llu timeout=%llu execs=%u memory=%llu\n", in->id,
-	    in->name[0] ? in->name : "-", in->tenant, in->image,
+	printf("id=%s name=%s tenant=%s image=%s runtime=%s state=%s "
+	    "memory_limit=%llu disk=%llu timeout=%llu execs=%u memory=%llu\n",
+	    in->id, in->name[0] ? in->name : "-", in->tenant, in->image,
+	    in->runtime,
 	    in->state == SBX_STATE_RUNNING ? "running" : "idle",
 	    (unsigned long long)in->lim.memory,
 	    (unsigned long long)in->lim.disk,

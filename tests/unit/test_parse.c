@@ -158,7 +158,8 @@ same_tenant(const struct tenant *a, const struct tenant *b)
 	    a->nuids != b->nuids || strcmp(a->limits_name,
 	    b->limits_name) != 0 || strcmp(a->limits->name,
 	    b->limits->name) != 0 || a->max_sandboxes != b->max_sandboxes ||
-	    a->max_requests != b->max_requests || a->npaths != b->npaths)
+	    a->max_requests != b->max_requests || a->npaths != b->npaths ||
+	    strcmp(a->runtime, b->runtime) != 0)
 		return 0;
 	for (i = 0; i < a->npaths; i++)
 		if (strcmp(a->paths[i].path, b->paths[i].path) != 0 ||
@@ -269,7 +270,8 @@ same_policy(const struct policy *a, const struct policy *b)
 	    ia = TAILQ_NEXT(ia, entry), ib = TAILQ_NEXT(ib, entry))
 		if (strcmp(ia->name, ib->name) != 0 || ia->type != ib->type ||
 		    strcmp(ia->path, ib->path) != 0 || ia->pool != ib->pool ||
-		    ia->pool_idle != ib->pool_idle)
+		    ia->pool_idle != ib->pool_idle ||
+		    strcmp(ia->runtime, ib->runtime) != 0)
 			return 0;
 	if (ia != NULL || ib != NULL)
 		return 0;
@@ -1854,6 +1856,69 @@ cleanup(void)
 		rmdir(tmpdir);
 }
 
+/* Runtimes per tenant and per image: the tenant's stands over the image's. */
+static void
+test_tier_runtimes(void)
+{
+	struct policy		*p;
+	const struct runtime	*rt;
+	int			 used[POLICY_RUNTIMES_MAX];
+	const char		*conf =
+	    "runtime g {\n\tpath /opt/runsc\n\tkind runsc\n}\n"
+	    "image fast host pool 3 runtime crun\n"
+	    "image slow host pool 1 idle 5m runtime g\n"
+	    "tenant plain {\n\tuid 1000\n}\n"
+	    "tenant wary {\n\tuid 1001\n\truntime g\n}\n";
+
+	if ((p = loads("tenant and image runtimes", conf)) != NULL) {
+		rt = policy_runtime_for(p, policy_tenant(p, "plain"), "host");
+		ok(rt != NULL && strcmp(rt->name, "runc") == 0,
+		    "no choice: the file's runtime (%s)", rt ? rt->name : "-");
+		rt = policy_runtime_for(p, policy_tenant(p, "plain"), "fast");
+		ok(rt != NULL && rt->kind == RUNTIME_CRUN,
+		    "an image's runtime (%s)", rt ? rt->name : "-");
+		rt = policy_runtime_for(p, policy_tenant(p, "wary"), "fast");
+		ok(rt != NULL && strcmp(rt->name, "g") == 0,
+		    "a tenant's stands over the image's (%s)",
+		    rt ? rt->name : "-");
+		rt = policy_runtime_for(p, policy_tenant(p, "wary"), NULL);
+		ok(rt != NULL && rt->kind == RUNTIME_RUNSC,
+		    "a stored image under the tenant's");
+		rt = policy_runtime_for(p, NULL, "slow");
+		ok(rt != NULL && strcmp(rt->name, "g") == 0,
+		    "a warm container (no tenant) under its image's");
+		policy_runtimes_used(p, used);
+		ok(used[0] && used[1] && used[p->nruntimes - 1] &&
+		    p->nruntimes == 4 && !used[2],
+		    "runc, crun and g in use; runsc not");
+		round_trip("tenant and image runtimes", p);
+	}
+	policy_free(p);
+	fails("a tenant's unknown runtime", "tenant t {\n\tuid 1000\n"
+	    "\truntime kata\n}\n",
+	    "t.conf:3: runtime \"kata\": no such runtime (runc, crun, or a "
+	    "runtime block)");
+	fails("an image's unknown runtime", "\nimage x host runtime kata\n",
+	    "t.conf:2: runtime \"kata\": no such runtime (runc, crun, or a "
+	    "runtime block)");
+	fails("a tenant's runtime twice", "tenant t {\n\tuid 1000\n"
+	    "\truntime crun\n\truntime runc\n}\n",
+	    "t.conf:4: runtime given twice");
+	fails("egress for a tenant under runsc by an image's choice",
+	    "limits open {\n\tnetwork egress\n}\n"
+	    "image g host runtime runsc\n"
+	    "tenant t {\n\tuid 1000\n\tlimits open\n}\n",
+	    "t.conf:7: tenant \"t\": runtime \"runsc\" (runsc) with limits "
+	    "\"open\", which allow network egress: runsc cannot give it yet");
+	if ((p = loads("egress for a tenant that runs an image under runsc's "
+	    "choice on runc", "limits open {\n\tnetwork egress\n}\n"
+	    "image g host runtime runsc\n"
+	    "tenant t {\n\tuid 1000\n\tlimits open\n\truntime runc\n}\n"))
+	    != NULL)
+		ok(1, "its own runtime stands");
+	policy_free(p);
+}
+
 /* The OCI runtime sandboxd uses: runc unless the file names another. */
 static void
 test_runtimes(void)
@@ -1922,9 +1987,15 @@ test_runtimes(void)
 	    "\tkind crun\n\tplatform kvm\n}\n",
 	    "t.conf:1: runtime \"c\": a platform is for kind runsc only");
 	fails("egress under runsc", "limits open {\n\tnetwork egress\n}\n"
-	    "runtime runsc\n",
-	    "t.conf:4: runtime \"runsc\" (runsc): limits \"open\" allow "
-	    "network egress, which runsc cannot give yet");
+	    "runtime runsc\ntenant t {\n\tuid 1000\n\tlimits open\n}\n",
+	    "t.conf:7: tenant \"t\": runtime \"runsc\" (runsc) with limits "
+	    "\"open\", which allow network egress: runsc cannot give it yet");
+	if ((p = loads("egress limits no tenant uses under runsc",
+	    "limits open {\n\tnetwork egress\n}\nruntime runsc\n"
+	    "tenant t {\n\tuid 1000\n}\n")) != NULL)
+		ok(p->runtime_kind == RUNTIME_RUNSC, "loads");
+	policy_free(p);
+	test_tier_runtimes();
 	fails("a kind of no runtime", "runtime x {\n\tpath /x\n"
 	    "\tkind docker\n}\n",
 	    "t.conf:3: kind \"docker\": runc, crun or runsc\n"
