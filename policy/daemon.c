@@ -53,6 +53,14 @@ daemon_confpath(struct daemon *d)
 	d->conffile = d->confpath;
 }
 
+/* -n: a runtime whose binary cannot be run. */
+static void
+daemon_runtime_missing(const struct runtime *rt, int err, void *arg)
+{
+	fprintf(stderr, "%s: runtime %s: %s: %s\n", (const char *)arg,
+	    rt->name, rt->path, strerror(err));
+}
+
 void
 daemon_init(struct daemon *d, const char *name, int argc, char *argv[])
 {
@@ -101,6 +109,13 @@ daemon_init(struct daemon *d, const char *name, int argc, char *argv[])
 	if (d->noaction) {
 		if (d->verbose)
 			policy_dump(stdout, d->conf);
+		/* sandboxd runs them: each runtime named must be there. */
+		if (strcmp(name, "mcp-sandboxd") == 0 &&
+		    policy_runtimes_check(d->conf, daemon_runtime_missing,
+		    (void *)name) > 0) {
+			policy_free(d->conf);
+			exit(1);
+		}
 		fprintf(stderr, "configuration OK\n");
 		policy_free(d->conf);
 		exit(0);

@@ -5,10 +5,12 @@
 #include <sys/types.h>
 #include <sys/queue.h>
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -495,6 +497,27 @@ policy_runtimes_used(const struct policy *p, int used[POLICY_RUNTIMES_MAX])
 		if (im->runtime[0] != '\0' &&
 		    (rt = policy_runtime(p, im->runtime)) != NULL)
 			used[rt - p->runtimes] = 1;
+}
+
+/*
+ * Each runtime the file uses or defines whose binary cannot be run:
+ * fn(runtime, errno, arg) for it.  How many.
+ */
+int
+policy_runtimes_check(const struct policy *p,
+    void (*fn)(const struct runtime *, int, void *), void *arg)
+{
+	int	 used[POLICY_RUNTIMES_MAX], n = 0;
+	size_t	 i;
+
+	policy_runtimes_used(p, used);
+	for (i = 0; i < p->nruntimes; i++)
+		if ((used[i] || p->runtimes[i].defined) &&
+		    access(p->runtimes[i].path, X_OK) == -1) {
+			fn(&p->runtimes[i], errno, arg);
+			n++;
+		}
+	return n;
 }
 
 static void

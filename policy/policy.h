@@ -273,6 +273,8 @@ const struct runtime *policy_runtime_for(const struct policy *,
 		    const struct tenant *, const char *);
 void		 policy_runtimes_used(const struct policy *,
 		    int [POLICY_RUNTIMES_MAX]);
+int		 policy_runtimes_check(const struct policy *,
+		    void (*)(const struct runtime *, int, void *), void *);
 void		 policy_free(struct policy *);
 
 /*

@@ -201,19 +201,45 @@ pool_fits(const struct limits *pl, const struct limits *lim, int guest)
 	    (guest ? lim->pids == pl->pids : lim->pids <= pl->pids);
 }
 
-/* Warm containers a reload's "default" limits do not fit: replaced. */
+/* Is the warm container under a runtime its image's tenants still use? */
+static int
+pool_wanted_runtime(const struct sandbox *sb)
+{
+	const struct runtime	*rts[POLICY_RUNTIMES_MAX];
+	const struct image	*im;
+	size_t			 i, n;
+
+	if ((im = policy_image(sbd->conf, sb->image)) == NULL)
+		return 0;
+	n = pool_runtimes(im, rts, nitems(rts));
+	for (i = 0; i < n; i++)
+		if (strcmp(rts[i]->name, sb->runtime) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Warm containers a reload's "default" limits do not fit, replaced; and
+ * those under a runtime a reload moved every tenant of the image from.
+ */
 static void
 pool_retire(void)
 {
 	const struct limits	*pl = pool_limits();
 	struct sandbox		*sb, *next;
 
-	TAILQ_FOREACH_SAFE(sb, &sbd->sandboxes, entry, next)
-		if (sb->pooled && sb->state == SB_RUNNING &&
-		    !pool_fits(&sb->lim, pl, sb->guest)) {
+	TAILQ_FOREACH_SAFE(sb, &sbd->sandboxes, entry, next) {
+		if (!sb->pooled || sb->state != SB_RUNNING)
+			continue;
+		if (!pool_fits(&sb->lim, pl, sb->guest)) {
 			stats.shrunk++;
 			sandbox_destroy(sb, 0, "the default limits changed");
+		} else if (!pool_wanted_runtime(sb)) {
+			stats.shrunk++;
+			sandbox_destroy(sb, 0, "no tenant runs its image under "
+			    "its runtime now");
 		}
+	}
 }
 
 /* One pool towards its target: -1 when out of slots, to stop there. */

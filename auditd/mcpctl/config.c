@@ -29,29 +29,24 @@ check_program(struct config_report *r, const char *what, const char *path)
 	r->problems++;
 }
 
+static void
+runtime_missing(const struct runtime *rt, int err, void *arg)
+{
+	warnx("runtime %s %s: %s", rt->name, rt->path, strerror(err));
+}
+
 /*
- * The runtime sandboxd would use, and every runtime block, used or not:
- * a binary that is there and executable.
+ * Every runtime the file uses (globally, for a tenant or an image) or
+ * defines, used or not: a binary that is there and executable.
  */
 static void
 check_runtimes(struct config_report *r, const struct policy *p)
 {
-	char	 what[POLICY_NAME_MAX + 16];
-	size_t	 i;
-
 	r->runtime = p->runtime;
 	r->runtime_kind = policy_runtime_kind(p->runtime_kind);
 	r->runtime_path = p->runc;
-	(void)snprintf(what, sizeof(what), "runtime %s", p->runtime);
-	check_program(r, what, p->runc);
-	for (i = 0; i < p->nruntimes; i++) {
-		if (!p->runtimes[i].defined ||
-		    strcmp(p->runtimes[i].name, p->runtime) == 0)
-			continue;
-		(void)snprintf(what, sizeof(what), "runtime %s",
-		    p->runtimes[i].name);
-		check_program(r, what, p->runtimes[i].path);
-	}
+	r->problems += (unsigned)policy_runtimes_check(p, runtime_missing,
+	    NULL);
 }
 
 static void

@@ -45,6 +45,16 @@ for d in mcpd mcp-sandboxd mcp-auditd; do
 	check "$d -n rejects a bad file, naming file:line (exit $rc)" \
 	    test "$rc" -eq 1 -a -n "$(echo "$out" | grep -F "$T/bad.conf:2:")"
 done
+# sandboxd runs the runtimes: each one the file names must be there.
+{ cat "$CONF"; printf 'runtime gone {\n\tpath "%s"\n\tkind runsc\n}\n' \
+    "$T/no-runsc"; } > "$T/rt.conf"
+out=$("$B/mcp-sandboxd" -n -f "$T/rt.conf" 2>&1)
+rc=$?
+check "mcp-sandboxd -n refuses a runtime whose binary is missing (exit $rc: $out)" \
+    eval '[ $rc -eq 1 ] && grep -qF "runtime gone: $T/no-runsc: No such file" <<< "$out"'
+out=$("$B/mcpd" -n -f "$T/rt.conf" 2>&1)
+check "mcpd -n, which runs none, accepts it ($out)" \
+    test "$?" -eq 0 -a "$out" = "configuration OK"
 out=$("$B/mcpd" -n -f "$T/missing.conf" 2>&1)
 check "a missing configuration file is an error naming it" \
     test "$?" -eq 1 -a -n "$(echo "$out" | grep -F "$T/missing.conf")"

@@ -170,6 +170,16 @@ check "alice's next run is under gVisor's kernel ($OUT)" \
 as alice status -S "$A1"
 check "her runc sandbox keeps its runtime ($OUT)" \
     grep -q "runtime=runc state=" <<< "$OUT"
+# No tenant runs an image under runc or crun now: those pools go.
+check "warm containers under runtimes no tenant uses now are let go" \
+    wait_log "$LOG" "ended (no tenant runs its image under its runtime now)"
+only_persistent() {
+	[ -z "$("$(command -v runc)" --root "$RUN/runc" list --quiet |
+	    grep -vx "$A1")" ] &&
+	[ -z "$(crun --root "$RUN/runc-crun" list --quiet | grep -vx "$A2")" ]
+}
+check "runc and crun keep alice's persistent sandboxes alone" \
+    wait_for 20 only_persistent
 conf "runtime spare" "runtime spare {
 	path \"$(command -v crun)\"
 	kind crun
