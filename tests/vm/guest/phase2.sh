@@ -52,6 +52,29 @@ if suite_up; then
 	mcp sandbox_stop '{"sandbox":"keep"}'
 	check "the persistent sandbox stops ($(brief 120))" \
 	    test "$CODE" = 200 -a "$(sc 'r["result"].get("isError", False)')" = False
+
+	# A second runtime for one image, as an administrator adds it: crun,
+	# on this host's cgroup v2 under systemd.
+	printf '\nimage quick host pool 1 runtime crun\n' >> "$CONF"
+	check "an image under crun: sandboxd restarts with it, mcpd at the next connection" \
+	    eval 'systemctl stop mcpd.service &&
+	    systemctl restart mcp-sandboxd.service &&
+	    within 60 systemctl is-active -q mcp-sandboxd.service'
+	check "sandboxd checked crun ($(crun --version | head -n 1))" \
+	    within 60 eval 'journalctl -b -u mcp-sandboxd.service -o cat |
+	    grep -q "runtime crun: crun [0-9]"'
+	mcp run_code '{"language":"sh","image":"quick","code":"echo under crun"}'
+	check "run_code in the crun image ($(brief 160))" \
+	    test "$(sc 's["stdout"]')" = "under crun"
+	mcp sandbox_create '{"name":"quick","image":"quick"}'
+	check "a sandbox of it runs under crun ($(brief 160))" \
+	    test "$(sc 's["runtime"]')" = crun
+	mcp sandbox_exec '{"sandbox":"quick","command":"echo hi > f; cat f"}'
+	check "and works ($(brief 160))" \
+	    test "$(sc 's["results"][0]["stdout"]')" = hi
+	check "its container is crun's, in run/mcpd/runc-crun" \
+	    eval 'crun --root /run/mcpd/runc-crun list -q | grep -q .'
+	mcp sandbox_stop '{"sandbox":"quick"}'
 else
 	not_ok "the suite runs under systemd after the reboot"
 fi
@@ -59,7 +82,8 @@ fi
 check "systemctl stop: the suite stops" \
     systemctl stop mcpd.socket mcpd.service mcp-sandboxd.service \
     mcp-auditd.service
-check "no container is left" test -z "$(containers)"
+check "no container is left" \
+    test -z "$(containers; crun --root /run/mcpd/runc-crun list -q 2>/dev/null)"
 check "no sandbox's cgroup is left" test -z "$(sandbox_cgroups)" ||
     sandbox_cgroups | sed 's/^/#   /'
 check "no sandbox process is left" test -z "$(suite_procs)"
