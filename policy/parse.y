@@ -2052,10 +2052,10 @@ finish_egress(struct parse_ctx *ctx)
 static void
 finish_runtimes(struct parse_ctx *ctx)
 {
-	struct policy	*p = ctx->p;
-	struct runtime	*rt;
-	size_t		 i;
-	int		 bad;
+	struct policy		*p = ctx->p;
+	const struct runtime	*rt;
+	size_t			 i;
+	int			 bad;
 
 	for (i = 0; i < p->nruntimes; i++) {
 		rt = &p->runtimes[i];
@@ -2067,7 +2067,7 @@ finish_runtimes(struct parse_ctx *ctx)
 			perr(ctx, &ctx->runtime_locs[i], "runtime \"%s\": a "
 			    "platform is for kind runsc only", rt->name);
 	}
-	if ((rt = runtime_find(p, p->runtime)) == NULL) {
+	if ((rt = policy_runtime(p, p->runtime)) == NULL) {
 		perr(ctx, &ctx->runtime_loc, "runtime \"%s\": no such runtime "
 		    "(runc, crun, or a runtime block)", p->runtime);
 		return;
@@ -2078,7 +2078,7 @@ finish_runtimes(struct parse_ctx *ctx)
 	    sizeof(p->runtime_platform));
 	bad = 0;
 	for (i = 0; i < ctx->nruntime_refs; i++)
-		if (runtime_find(p, ctx->runtime_refs[i].obj) == NULL) {
+		if (policy_runtime(p, ctx->runtime_refs[i].obj) == NULL) {
 			perr(ctx, &ctx->runtime_refs[i].loc, "runtime \"%s\": "
 			    "no such runtime (runc, crun, or a runtime block)",
 			    (const char *)ctx->runtime_refs[i].obj);

@@ -49,8 +49,7 @@ struct guard {
 	struct event		*ev;		/* the kernel's word */
 	struct event		*ev_check;	/* ours, while it lasts */
 	int64_t			 since;		/* ms: memory short since */
-	int64_t			 killed_at;	/* ms: the last victim's */
-	pid_t			 victim;	/* its stub */
+	int64_t			 killed_at;	/* ms: the last victim's, or 0 */
 	int			 released;
 };
 
@@ -156,7 +155,6 @@ guard_kill(struct guard *g, const struct proc *ps, int n, int top)
 	for (i = 0; i < n; i++)
 		if (ps[i].top == top)
 			(void)kill(ps[i].pid, SIGKILL);
-	g->victim = ps[top].pid;
 	g->killed_at = guard_ms();
 }
 
@@ -201,7 +199,7 @@ guard_check(struct guard *g)
 		return;
 	if (!cgroup_oom_waiting(g->id)) {
 		g->since = 0;
-		g->victim = 0;
+		g->killed_at = 0;
 		return;
 	}
 	if (g->since == 0)
@@ -214,7 +212,7 @@ guard_check(struct guard *g)
 	 * The last victim's memory comes back once gVisor sees it gone:
 	 * give it that time before another, or every program would go.
 	 */
-	if (g->victim == 0 || now - g->killed_at > GUARD_FREE_MS)
+	if (g->killed_at == 0 || now - g->killed_at > GUARD_FREE_MS)
 		guard_choose(g);
 	if (!g->released)
 		evtimer_add(g->ev_check, &tv);

@@ -175,9 +175,6 @@ run_wait(const char *const argv[], char *out, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* runc's version: "1.1.5", for the main process to report. */
-static char		 runc_version[32];	/* rt_main's */
-
 /*
  * The 2025 fixes for mount races that runc 1.2.8 brought, which a
  * distribution may carry as patches in an older runc.
@@ -384,7 +381,6 @@ priv_runtimes(void)
 			    pconf->run_dir, SBX_RUNC_ROOT, u->rt->name);
 		daemon_mkdir(u->root, 0700);
 	}
-	str_copy(runc_version, rt_main->version, sizeof(runc_version));
 }
 
 /*
@@ -1576,7 +1572,8 @@ priv_main(struct policy *conf, int fd, int debug)
 	    priv_dispatch, priv_closed, NULL) == -1)
 		fatalx("priv: cannot set up its channel");
 	memset(&ready, 0, sizeof(ready));
-	str_copy(ready.runc, runc_version, sizeof(ready.runc));
+	/* The file's runtime's version ("1.1.5"), for it to report. */
+	str_copy(ready.runc, rt_main->version, sizeof(ready.runc));
 	imsgev_compose(&piev, IMSG_PRIV_READY, 0, -1, &ready, sizeof(ready));
 	event_base_dispatch(pbase);
 
