@@ -278,7 +278,7 @@ main(int argc, char *argv[])
 	char			 dbdir[PATH_MAX];
 	int			 fd;
 
-	daemon_init(&auditd, "mcp-auditd", argc, argv);
+	daemon_init(&auditd, "mcp-auditd", argc, argv, NULL);
 	conf = auditd.conf;
 	if (policy_resolve(conf, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT |
 	    POLICY_RESOLVE_TENANTS) ==

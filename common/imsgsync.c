@@ -87,14 +87,29 @@ sync_rejected(struct imsgsync *is)
 	return -1;
 }
 
+void
+imsgsync_open(struct imsgsync *is, int fd, size_t maxframe, int flags)
+{
+	memset(is, 0, sizeof(*is));
+	imsgbuf_init(&is->ib, fd, maxframe, flags);
+}
+
 int
 imsgsync_send(struct imsgsync *is, uint32_t type, uint32_t peerid,
     const void *data, size_t len)
 {
+	return imsgsync_send_fd(is, type, peerid, -1, data, len);
+}
+
+int
+imsgsync_send_fd(struct imsgsync *is, uint32_t type, uint32_t peerid, int fd,
+    const void *data, size_t len)
+{
 	struct pollfd	 pfd = { is->ib.fd, POLLOUT, 0 };
 
-	if (imsg_compose(&is->ib, type, peerid, -1, data, len) == -1)
-		return sync_fail(is, "request too large");
+	if (imsg_compose(&is->ib, type, peerid, fd, data, len) == -1)
+		return sync_fail(is, "cannot queue the frame: %s",
+		    strerror(errno));
 	while (imsgbuf_queued(&is->ib) > 0) {
 		if (imsgbuf_write(&is->ib) == -1 && errno != EAGAIN) {
 			sync_fail(is, "send: %s", strerror(errno));

@@ -21,9 +21,17 @@ struct imsgsync {
 
 /* Connect to path as role and check the hello: 0, or -1 with is->err. */
 int	 imsgsync_connect(struct imsgsync *, const char *, enum proc_role);
+/*
+ * A channel already connected, as a socketpair's end (non-blocking), with
+ * no hellos exchanged: the frames are the caller's.
+ */
+void	 imsgsync_open(struct imsgsync *, int, size_t, int);
 /* Queue a frame and write everything: 0, or -1 with is->err. */
 int	 imsgsync_send(struct imsgsync *, uint32_t, uint32_t, const void *,
 	    size_t);
+/* The same with an fd (or -1), which is the channel's from here on. */
+int	 imsgsync_send_fd(struct imsgsync *, uint32_t, uint32_t, int,
+	    const void *, size_t);
 /*
  * The next frame, waiting at most timeout_ms (-1: for ever): 1, 0 when
  * the time ran out, or -1 with is->err (closed, broken frame).

@@ -550,7 +550,7 @@ mcpd_main(int argc, char *argv[])
 	char			 buf[32];
 
 	usage_stdio(&argc, argv);
-	daemon_init(&mcpd, "mcpd", argc, argv);
+	daemon_init(&mcpd, "mcpd", argc, argv, NULL);
 	conf = mcpd.conf;
 	mcpd_conf = conf;
 	if (stdio_mode) {

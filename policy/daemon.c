@@ -62,7 +62,8 @@ daemon_runtime_missing(const struct runtime *rt, int err, void *arg)
 }
 
 void
-daemon_init(struct daemon *d, const char *name, int argc, char *argv[])
+daemon_init(struct daemon *d, const char *name, int argc, char *argv[],
+    int (*check)(struct daemon *))
 {
 	int	 ch;
 
@@ -113,6 +114,10 @@ daemon_init(struct daemon *d, const char *name, int argc, char *argv[])
 		if (strcmp(name, "mcp-sandboxd") == 0 &&
 		    policy_runtimes_check(d->conf, daemon_runtime_missing,
 		    (void *)name) > 0) {
+			policy_free(d->conf);
+			exit(1);
+		}
+		if (check != NULL && check(d) != 0) {
 			policy_free(d->conf);
 			exit(1);
 		}

@@ -48,10 +48,12 @@ struct daemon {
 
 /*
  * Clear the signal mask inherited, parse the command line and load the
- * configuration; with -n, report and exit.  Returns with the
- * configuration loaded and logging set up.
+ * configuration; with -n, report and exit, after check(d) if not NULL
+ * (what only that daemon can try; non-zero fails the check).  Returns
+ * with the configuration loaded and logging set up.
  */
-void	 daemon_init(struct daemon *, const char *, int, char *[]);
+void	 daemon_init(struct daemon *, const char *, int, char *[],
+	    int (*)(struct daemon *));
 /* Detach unless -d; done once, also by daemon_start(). */
 void	 daemon_detach(struct daemon *);
 /*

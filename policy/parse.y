@@ -441,7 +441,8 @@ runtimeopts	: %empty
 		;
 
 runtimeopt	: PATH string			{ runtime_path(ctx, &@1, $2); }
-		| KIND string			{ runtime_kind(ctx, &@1, $2); }
+		/* Its kind is a runtime's name: "runc" too. */
+		| KIND rtname			{ runtime_kind(ctx, &@1, $2); }
 		| PLATFORM string		{ runtime_platform(ctx, &@1, $2); }
 		;
 

@@ -1534,14 +1534,13 @@ priv_oom_killed(const char *id)
 }
 
 void
-priv_main(struct policy *conf, int fd, int debug)
+priv_main(struct policy *conf, int fd, enum log_dest dest)
 {
 	struct event		*ev_chld, *ev_term;
 	struct priv_ready	 ready;
 
 	pconf = conf;
-	log_init(debug ? LOG_DEST_JOURNAL : LOG_DEST_SYSLOG, log_getverbose(),
-	    "mcp-sandboxd[priv]");
+	log_init(dest, log_getverbose(), "mcp-sandboxd[priv]");
 	/*
 	 * What the helper runs gets this environment alone.  systemd's
 	 * NOTIFY_SOCKET, for one, would have runc bind its own notify

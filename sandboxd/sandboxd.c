@@ -472,7 +472,8 @@ sandboxd_fork_priv(void)
 		fatal("fork");
 	if (priv_pid == 0) {
 		close(sv[0]);
-		priv_main(sandboxd.conf, sv[1], sandboxd.debug);
+		priv_main(sandboxd.conf, sv[1], sandboxd.debug ?
+		    LOG_DEST_JOURNAL : LOG_DEST_SYSLOG);
 	}
 	close(sv[1]);
 	if (fd_set_nonblock(sv[0]) == -1)
@@ -517,7 +518,7 @@ main(int argc, char *argv[])
 	char			 path[PATH_MAX], err[256];
 	int			 fd, pfd;
 
-	daemon_init(&sandboxd, "mcp-sandboxd", argc, argv);
+	daemon_init(&sandboxd, "mcp-sandboxd", argc, argv, trial_runtimes);
 	conf = sandboxd.conf;
 	if (policy_resolve(conf, POLICY_RESOLVE_MCPD | POLICY_RESOLVE_AUDIT |
 	    POLICY_RESOLVE_TENANTS) ==

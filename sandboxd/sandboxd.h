@@ -39,6 +39,7 @@
 #include <event2/event.h>
 
 #include "imsgev.h"
+#include "log.h"
 #include "policy.h"
 #include "proc.h"
 #include "proto.h"
@@ -363,7 +364,12 @@ int		 control_allowed(uint32_t);
 void		 control_server(struct conn *, struct imsg *);
 
 /* priv.c */
-void		 priv_main(struct policy *, int, int)
+void		 priv_main(struct policy *, int, enum log_dest)
 		    __attribute__((__noreturn__));
+
+struct daemon;
+
+/* trial.c: mcp-sandboxd -n starts a container under each runtime used. */
+int		 trial_runtimes(struct daemon *);
 
 #endif

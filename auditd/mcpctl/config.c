@@ -3,9 +3,11 @@
  * would take it, and a bearer token with the line that grants it.
  */
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +49,115 @@ check_runtimes(struct config_report *r, const struct policy *p)
 	r->runtime_path = p->runc;
 	r->problems += (unsigned)policy_runtimes_check(p, runtime_missing,
 	    NULL);
+}
+
+/*
+ * The line mcp-sandboxd -n prints for a runtime (sandboxd/trial.c):
+ * "runtime NAME (KIND PATH): a container started in N ms", or "...: no
+ * container started: WHY".  0, or -1 for any other line.
+ */
+static int
+trial_line(struct config_trial *t, const char *line)
+{
+	const char	*name, *end, *rest;
+
+	memset(t, 0, sizeof(*t));
+	if (strncmp(line, "runtime ", 8) != 0 ||
+	    (rest = strstr(line, "): ")) == NULL)
+		return -1;
+	name = line + 8;
+	if ((end = strchr(name, ' ')) == NULL || end > rest ||
+	    (size_t)(end - name) >= sizeof(t->runtime))
+		return -1;
+	memcpy(t->runtime, name, (size_t)(end - name));
+	rest += 3;
+	if (sscanf(rest, "a container started in %llu ms", &t->ms) == 1)
+		t->started = 1;
+	else if (strncmp(rest, "no container started: ", 22) == 0)
+		str_copy(t->error, rest + 22, sizeof(t->error));
+	else
+		return -1;
+	return 0;
+}
+
+/* What a failed mcp-sandboxd -n said, on our stderr. */
+static void
+trial_relay(FILE *errf)
+{
+	char	 line[1024];
+
+	rewind(errf);
+	while (fgets(line, sizeof(line), errf) != NULL)
+		fputs(line, stderr);
+}
+
+/*
+ * As root, a container under each runtime the file uses: mcp-sandboxd
+ * -n, the one installed beside mcpctl, starts them as the daemon would
+ * (mcp-sandboxd(8)).  Its lines on stdout are the report's; its stderr
+ * is shown when it fails.
+ */
+static void
+check_containers(struct config_report *r, const char *conffile)
+{
+	char	 self[PATH_MAX], prog[PATH_MAX], line[1024], *nl;
+	ssize_t	 n;
+	size_t	 i, failed = 0;
+	int	 p[2], st, devnull;
+	pid_t	 pid;
+	FILE	*out, *errf;
+
+	if (geteuid() != 0) {
+		r->untried = "not root";
+		return;
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		err(EXIT_ERROR, "/proc/self/exe");
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	if (str_fmt(prog, sizeof(prog), "%s/mcp-sandboxd", self) == -1)
+		errx(EXIT_ERROR, "%s: path too long", self);
+	if (access(prog, X_OK) == -1) {
+		r->untried = "no mcp-sandboxd beside mcpctl";
+		return;
+	}
+	if ((errf = tmpfile()) == NULL || pipe2(p, O_CLOEXEC) == -1)
+		err(EXIT_ERROR, "mcp-sandboxd -n");
+	if ((pid = fork_for_exec()) == -1)
+		err(EXIT_ERROR, "fork");
+	if (pid == 0) {
+		if ((devnull = open("/dev/null", O_RDONLY)) == -1 ||
+		    dup2(devnull, 0) == -1 || dup2(p[1], 1) == -1 ||
+		    dup2(fileno(errf), 2) == -1)
+			_exit(127);
+		execl(prog, prog, "-n", "-f", conffile, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	if ((out = fdopen(p[0], "r")) == NULL)
+		err(EXIT_ERROR, "fdopen");
+	while (fgets(line, sizeof(line), out) != NULL) {
+		if ((nl = strchr(line, '\n')) != NULL)
+			*nl = '\0';
+		if (r->ntrials < CONFIG_TRIALS_MAX &&
+		    trial_line(&r->trials[r->ntrials], line) == 0)
+			r->ntrials++;
+	}
+	fclose(out);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	for (i = 0; i < r->ntrials; i++)
+		if (!r->trials[i].started)
+			failed++;
+	r->problems += (unsigned)failed;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		trial_relay(errf);
+		if (failed == 0) {
+			warnx("%s -n failed", prog);
+			r->problems++;
+		}
+	}
+	fclose(errf);
 }
 
 static void
@@ -105,6 +216,11 @@ config_check(struct mcpctl *ctx, int argc, char **argv)
 			r.problems++;
 		}
 	check_counts(&r, p);
+	/* Only a file that passes the rest would get as far as a runtime. */
+	if (r.problems == 0)
+		check_containers(&r, ctx->conffile);
+	else
+		r.untried = "the file has problems";
 	ctx->out->config_check(&r);
 	policy_free(p);
 	return r.problems == 0 ? 0 : EXIT_ERROR;

@@ -137,6 +137,16 @@ struct ctl_status {
 };
 
 /* What config check found; the problems themselves went to stderr. */
+/* mcp-sandboxd -n's container under one runtime. */
+struct config_trial {
+	char			 runtime[64];
+	int			 started;
+	unsigned long long	 ms;		/* to sandbox-init's hello */
+	char			 error[SBX_MSG_MAX + 64];	/* why not */
+};
+
+#define CONFIG_TRIALS_MAX	8	/* POLICY_RUNTIMES_MAX */
+
 struct config_report {
 	const char		*file;
 	int			 loaded;
@@ -147,6 +157,10 @@ struct config_report {
 	const char		*runtime;	/* in use: name, kind, binary */
 	const char		*runtime_kind;
 	const char		*runtime_path;
+	/* A container under each runtime used, or why none was tried. */
+	struct config_trial	 trials[CONFIG_TRIALS_MAX];
+	size_t			 ntrials;
+	const char		*untried;
 };
 
 /* A new bearer token, and the hash mcpd.conf holds for it. */

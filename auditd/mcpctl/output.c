@@ -515,10 +515,24 @@ text_sandbox_killed(const char *id)
 static void
 text_config_check(const struct config_report *r)
 {
+	const struct config_trial	*t;
+	size_t				 i;
+
 	if (!r->loaded) {
 		printf("%s: NOT OK: it does not parse\n", r->file);
 		return;
 	}
+	for (i = 0; i < r->ntrials; i++) {
+		t = &r->trials[i];
+		if (t->started)
+			printf("runtime %s: a container started in %llu ms\n",
+			    t->runtime, t->ms);
+		else
+			printf("runtime %s: NO container started: %s\n",
+			    t->runtime, t->error);
+	}
+	if (r->untried != NULL)
+		printf("runtimes: no container tried: %s\n", r->untried);
 	printf("%s: %s%s: %zu tenants (%zu tokens), %zu limits, %zu images, "
 	    "%zu languages, %zu listen statements; runtime %s (%s, %s); %s\n",
 	    r->file, r->problems == 0 ? "OK" : "NOT OK", r->problems == 0 ?

@@ -414,6 +414,25 @@ json_sandbox_killed(const char *id)
 	emit(o, JSON_COMPACT);
 }
 
+/* mcp-sandboxd -n's container under each runtime. */
+static json_t *
+json_config_trials(const struct config_report *r)
+{
+	const struct config_trial	*t;
+	json_t				*a = json_array();
+	size_t				 i;
+
+	for (i = 0; i < r->ntrials; i++) {
+		t = &r->trials[i];
+		json_array_append_new(a, t->started ?
+		    json_pack("{s:s, s:b, s:I}", "runtime", t->runtime,
+		    "started", 1, "ms", (json_int_t)t->ms) :
+		    json_pack("{s:s, s:b, s:s}", "runtime", t->runtime,
+		    "started", 0, "error", t->error));
+	}
+	return a;
+}
+
 static void
 json_config_check(const struct config_report *r)
 {
@@ -434,6 +453,9 @@ json_config_check(const struct config_report *r)
 		set(o, "runtime", json_pack("{s:s, s:s, s:s}", "name",
 		    r->runtime, "kind", r->runtime_kind, "path",
 		    r->runtime_path));
+		set(o, "containers", json_config_trials(r));
+		set(o, "containers_untried", r->untried != NULL ?
+		    json_string(r->untried) : json_null());
 	}
 	emit(o, JSON_INDENT(2));
 }

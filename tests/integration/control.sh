@@ -225,12 +225,16 @@ ctl config check
 check "config check of the suite's file: exit 0, OK, the counts" \
     eval '[ $RC -eq 0 ] && grep -q "^$CONF: OK: 2 tenants (2 tokens), 1 limits, 1 images, 13 languages, 1 listen statements; runtime runc (runc, /[^)]*); sha256:" "$T/out"'
 diag "$OUT"
+check "... having started a container under runc beside the running suite" \
+    grep -qE "^runtime runc: a container started in [0-9]+ ms$" "$T/out"
 { cat "$CONF"; printf 'runtime spare {\n\tpath "%s"\n\tkind crun\n}\n' "$T/nocrun"; } > "$T/bad4.conf"
 "$MCPCTL" -j -f "$T/bad4.conf" config check > "$T/out" 2> "$T/err"
 rc=$?
 check "a runtime block whose binary is not there, even unused: exit 1, named" \
     eval '[ $rc -eq 1 ] && grep -q "runtime spare $T/nocrun" "$T/err" &&
     [ "$(json "$T/out" "d[\"runtime\"][\"name\"] + \"/\" + d[\"runtime\"][\"kind\"]")" = runc/runc ]'
+check "... and no container tried, saying why" \
+    test "$(json "$T/out" "d['containers'], d['containers_untried']")" = "([], 'the file has problems')"
 diag "$(cat "$T/err")"
 sed "s/^user .*/user \"nosuchuser$$\"/" "$CONF" > "$T/bad1.conf"
 "$MCPCTL" -f "$T/bad1.conf" config check > "$T/out" 2> "$T/err"

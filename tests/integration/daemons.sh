@@ -33,11 +33,58 @@ trap cleanup EXIT
 
 # --- configuration checks (-n) ---------------------------------------
 
-for d in mcpd mcp-sandboxd mcp-auditd; do
+for d in mcpd mcp-auditd; do
 	out=$("$B/$d" -n -f "$CONF" 2>&1)
 	check "$d -n accepts a valid file" \
 	    test "$?" -eq 0 -a "$out" = "configuration OK"
 done
+# mcp-sandboxd -n starts a container under each runtime the file uses,
+# apart from anything a running daemon has, and leaves nothing behind.
+cgroups_of_checks() {	# every mcpd-* parent group there is, sorted
+	find /sys/fs/cgroup -maxdepth 3 -type d -name 'mcpd-*' 2> /dev/null |
+	    sort
+}
+cgroups_of_checks > "$T/cg.before"
+"$B/mcp-sandboxd" -n -f "$CONF" > "$T/out" 2> "$T/err"
+rc=$?
+check "mcp-sandboxd -n accepts a valid file, starting a container under runc" \
+    eval '[ $rc -eq 0 ] && [ "$(tail -n 1 "$T/err")" = "configuration OK" ] &&
+    grep -qE "^runtime runc \(runc /[^)]*\): a container started in [0-9]+ ms$" "$T/out" &&
+    [ "$(wc -l < "$T/out")" -eq 1 ]'
+diag_file "$T/out"
+diag_file "$T/err"
+check "... and leaves no directory in the run directory" \
+    test -z "$(ls -A "$RUN" 2> /dev/null)"
+cgroups_of_checks > "$T/cg.after"
+check "... no cgroup" cmp -s "$T/cg.before" "$T/cg.after"
+check "... and no process of its uid range" \
+    test -z "$(ps -e -o uid= | awk '$1 >= 268435456 + 4095 * 65536 && $1 < 268435456 + 4096 * 65536')"
+# A runtime that cannot start one fails the check, with its own words.
+cat > "$T/badrt" <<'EOF2'
+#!/bin/sh
+case " $* " in *" --version "*) echo "runc version 1.1.5"; exit 0 ;; esac
+case " $* " in *" list "*) exit 0 ;; esac
+while [ $# -gt 0 ]; do
+	[ "$1" = --log ] && echo '{"level":"error","msg":"no containers on this host"}' >> "$2"
+	shift
+done
+exit 1
+EOF2
+chmod 0755 "$T/badrt"
+{ cat "$CONF"; printf 'runtime broken {\n\tpath "%s"\n\tkind runc\n}\nruntime broken\n' \
+    "$T/badrt"; } > "$T/broken.conf"
+"$B/mcp-sandboxd" -n -f "$T/broken.conf" > "$T/out" 2> "$T/err"
+rc=$?
+check "mcp-sandboxd -n fails a runtime that starts no container, with its error (exit $rc)" \
+    eval '[ $rc -eq 1 ] && ! grep -q "configuration OK" "$T/err" &&
+    grep -qF "runtime broken (runc $T/badrt): no container started: " "$T/out" &&
+    grep -qF "no containers on this host" "$T/out"'
+diag_file "$T/out"
+diag_file "$T/err"
+check "... and leaves no directory in the run directory either" \
+    test -z "$(ls -A "$RUN" 2> /dev/null)"
+cgroups_of_checks > "$T/cg.after"
+check "... nor cgroup" cmp -s "$T/cg.before" "$T/cg.after"
 printf 'user "x"\nbogus line\n' > "$T/bad.conf"
 for d in mcpd mcp-sandboxd mcp-auditd; do
 	out=$("$B/$d" -n -f "$T/bad.conf" 2>&1)

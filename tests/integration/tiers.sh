@@ -29,6 +29,7 @@ AU=64102
 T=$(mktemp -d /tmp/mcpd-tiers.XXXXXX)
 chmod 0755 "$T"
 CONF=$T/mcpd.conf
+MCPCTL=$B/mcpctl
 RUN=$T/run
 CGP=$(cg_parent "$RUN")
 
@@ -77,6 +78,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# -n: a container under each runtime the file uses, as the daemon starts one.
+"$B/mcp-sandboxd" -n -f "$CONF" > "$T/out" 2> "$T/err"
+rc=$?
+check "mcp-sandboxd -n starts a container under runc, crun and runsc (exit $rc)" \
+    eval '[ $rc -eq 0 ] && [ "$(wc -l < "$T/out")" -eq 3 ] &&
+    grep -qE "^runtime runc \(runc /[^)]*\): a container started in [0-9]+ ms$" "$T/out" &&
+    grep -qE "^runtime crun \(crun /[^)]*\): a container started in [0-9]+ ms$" "$T/out" &&
+    grep -qE "^runtime gvisor \(runsc $RUNSC\): a container started in [0-9]+ ms$" "$T/out"'
+diag_file "$T/out"
+diag_file "$T/err"
+
 start auditd
 start sandboxd
 wait_sandboxd
@@ -103,6 +115,23 @@ settle() {
 	    wc -l)" -ge 4 ]
 }
 wait_for 60 settle
+
+# mcpctl config check does the same, beside the running daemon's containers.
+warm() { (cd "$RUN" && ls -d runc*/*/ | sort); }
+warm > "$T/warm.before"
+"$MCPCTL" -j -f "$CONF" config check > "$T/cc.json" 2> "$T/err"
+rc=$?
+got=$(json "$T/cc.json" "' '.join(sorted(c['runtime'] for c in d['containers'] if c['started']))" 2> /dev/null)
+check "mcpctl config check, the daemon running: a container under each runtime (exit $rc: $got)" \
+    eval '[ $rc -eq 0 ] && [ "$got" = "crun gvisor runc" ]'
+diag_file "$T/cc.json"
+diag_file "$T/err"
+warm > "$T/warm.after"
+check "... which kept its warm containers" \
+    eval '[ -s "$T/warm.before" ] && cmp -s "$T/warm.before" "$T/warm.after"'
+diag_file "$T/warm.after"
+check "... and its run directory holds no check's" \
+    test -z "$(find "$RUN" -maxdepth 1 -name 'check.*')"
 
 # --- one-shot runs ------------------------------------------------------------
 claimed_under() {	# claimed_under TENANT: the runtime of its newest claim

@@ -1947,6 +1947,15 @@ test_runtimes(void)
 		round_trip("runtime block", p);
 	}
 	policy_free(p);
+	if ((p = loads("a second runc: kind runc, though \"runc\" is a keyword",
+	    "runtime newer {\n\tpath /opt/runc-1.3\n\tkind runc\n}\n"
+	    "runtime newer\n")) != NULL) {
+		ok(strcmp(p->runc, "/opt/runc-1.3") == 0 &&
+		    p->runtime_kind == RUNTIME_RUNC, "runtime newer is runc "
+		    "at %s", p->runc);
+		round_trip("a second runc", p);
+	}
+	policy_free(p);
 	if ((p = loads("a built-in's binary moved by a block",
 	    "runtime crun {\n\tpath /opt/crun\n}\nruntime crun\n")) != NULL)
 		ok(strcmp(p->runc, "/opt/crun") == 0 &&

@@ -63,6 +63,24 @@ if suite_up; then
 	check "sandboxd checked crun ($(crun --version | head -n 1))" \
 	    within 60 eval 'journalctl -b -u mcp-sandboxd.service -o cat |
 	    grep -q "runtime crun: crun [0-9]"'
+	# The unit's ExecStartPre, mcp-sandboxd -n, started one of each.
+	for r in "runc runc" "crun crun"; do
+		set -- $r
+		check "mcp-sandboxd -n, before the start, had a container start under $1" \
+		    eval 'journalctl -b -u mcp-sandboxd.service -o cat |
+		    grep -qE "^runtime $1 \($2 /[^)]*\): a container started in [0-9]+ ms$"'
+	done
+	check "so does mcpctl config check, beside the running daemon" \
+	    eval 'mcpctl config check > "$L/config-check.txt" 2>&1 &&
+	    grep -qE "^runtime crun: a container started in [0-9]+ ms$" "$L/config-check.txt" &&
+	    grep -qE "^runtime runc: a container started in [0-9]+ ms$" "$L/config-check.txt"' ||
+	    diag_file "$L/config-check.txt"
+	check "and systemctl reload, whose mcp-sandboxd -n runs in the unit's delegated group" \
+	    eval 'systemctl reload mcp-sandboxd.service &&
+	    systemctl is-active -q mcp-sandboxd.service'
+	check "none of them left a check's directory or cgroup" \
+	    eval '[ -z "$(find /run/mcpd -maxdepth 1 -name "check.*")" ] &&
+	    [ -z "$(find /sys/fs/cgroup -type d -name "mcpd-*")" ]'
 	mcp run_code '{"language":"sh","image":"quick","code":"echo under crun"}'
 	check "run_code in the crun image ($(brief 160))" \
 	    test "$(sc 's["stdout"]')" = "under crun"
