@@ -450,3 +450,10 @@ cgroup_cleanup(int parents)
 {
 	cg->cleanup(parents);
 }
+
+void
+cgroup_release(void)
+{
+	if (cg->release != NULL)
+		cg->release();
+}

@@ -65,6 +65,7 @@ struct cg_backend {
 	void		(*sandbox_thaw)(const char *);
 	int		(*sandbox_remove)(const char *);
 	void		(*cleanup)(int);
+	void		(*release)(void);	/* or NULL: nothing to undo */
 };
 
 extern const struct cg_backend	cgroup_v1, cgroup_v2;

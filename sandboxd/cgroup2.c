@@ -58,6 +58,7 @@ static int	 cg2_in_leaf;		/* systemd put us in one already */
 static int	 cg2_kill;		/* cgroup.kill: Linux 5.14 */
 static int	 cg2_peak;		/* memory.peak: Linux 5.19 */
 static int	 cg2_memswap;		/* memory.swap.max: swap accounted */
+static unsigned	 cg2_base_added;	/* controllers we enabled in base */
 
 static int
 cg2_delegate_mark(const char *path)
@@ -160,9 +161,12 @@ cg2_probe(const struct cg_mount *m, int n, char *err, size_t len)
 	return 0;
 }
 
-/* Enable the controllers in a group's subtree_control, one by one. */
+/*
+ * Enable the controllers in a group's subtree_control, one by one; those
+ * that were not, a bit each (of cg2_ctrls), into *added if not NULL.
+ */
 static int
-cg2_enable(const char *dir, char *err, size_t len)
+cg2_enable(const char *dir, unsigned *added, char *err, size_t len)
 {
 	char	 path[PATH_MAX], have[512], want[32];
 	size_t	 i;
@@ -182,6 +186,8 @@ cg2_enable(const char *dir, char *err, size_t len)
 			    "is in the group itself)" : "");
 			return -1;
 		}
+		if (added != NULL)
+			*added |= 1U << i;
 	}
 	return 0;
 }
@@ -227,14 +233,14 @@ cg2_setup(char *err, size_t len)
 
 	if (cg2_delegated && !cg2_in_leaf && cg2_into_leaf(err, len) == -1)
 		return -1;
-	if (cg2_enable(cg2_base, err, len) == -1)
+	if (cg2_enable(cg2_base, &cg2_base_added, err, len) == -1)
 		return -1;
 	str_fmt(path, sizeof(path), "%s/%s", cg2_base, cg_parent);
 	if (mkdir(path, 0755) == -1 && errno != EEXIST) {
 		str_fmt(err, len, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (cg2_enable(path, err, len) == -1)
+	if (cg2_enable(path, NULL, err, len) == -1)
 		return -1;
 	str_fmt(path, sizeof(path), "%s/%s/cgroup.kill", cg2_base, cg_parent);
 	cg2_kill = access(path, F_OK) == 0;
@@ -352,7 +358,7 @@ cg2_settle(const char *id, pid_t init)
 		return -1;
 	}
 	cg2_path(path, sizeof(path), id, NULL, NULL);
-	if (cg2_enable(path, err, sizeof(err)) == -1) {
+	if (cg2_enable(path, NULL, err, sizeof(err)) == -1) {
 		log_warnx("cgroup %s", err);
 		cg2_path(path, sizeof(path), id, NULL, "cgroup.procs");
 		if (cg_read(path, pid, sizeof(pid)) > 0)
@@ -653,6 +659,30 @@ cg2_cleanup(int parents)
 		cg_prune(path, parents);
 }
 
+/*
+ * Base as we found it: the controllers setup enabled in it disabled
+ * again.  For mcp-sandboxd -n, whose run ends before the daemon's: under
+ * systemd, a unit's group whose subtree has controllers cannot take the
+ * daemon's process (EBUSY) until the daemon moved into its leaf.  A
+ * controller a group beneath still enables stays (EBUSY too).
+ */
+static void
+cg2_release(void)
+{
+	char	 path[PATH_MAX], val[32];
+	size_t	 i;
+
+	str_fmt(path, sizeof(path), "%s/cgroup.subtree_control", cg2_base);
+	for (i = 0; i < nitems(cg2_ctrls); i++)
+		if (cg2_base_added & (1U << i)) {
+			str_fmt(val, sizeof(val), "-%s", cg2_ctrls[i]);
+			if (cg_write(path, val) == -1)
+				log_debug("cgroup %s: %s: %s", path, val,
+				    strerror(errno));
+		}
+	cg2_base_added = 0;
+}
+
 const struct cg_backend cgroup_v2 = {
 	.name = "v2",
 	.probe = cg2_probe,
@@ -681,4 +711,5 @@ const struct cg_backend cgroup_v2 = {
 	.sandbox_thaw = cg2_sandbox_thaw,
 	.sandbox_remove = cg2_sandbox_remove,
 	.cleanup = cg2_cleanup,
+	.release = cg2_release,
 };

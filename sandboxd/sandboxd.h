@@ -323,6 +323,8 @@ void		 cgroup_sandbox_kill(const char *, int);
 void		 cgroup_sandbox_thaw(const char *);
 int		 cgroup_sandbox_remove(const char *);
 void		 cgroup_cleanup(int);
+/* What cgroup_init() changed above our groups, undone (-n's run). */
+void		 cgroup_release(void);
 int		 cgroup_landlock_paths(const char *[], size_t);
 
 /* state.c */

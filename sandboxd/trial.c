@@ -16,6 +16,9 @@
  * state directory of its own, check.XXXXXX beneath the run directory,
  * removed after: its runtimes' state, bundles and host image are apart,
  * and cgroup_init() names its cgroups' parent from that run directory.
+ * Controllers it enabled above that parent are disabled again after
+ * (cgroup_release()): systemd could not start the daemon in a unit's
+ * group left with them.
  * The container takes the file's last uid range.  A sandbox of a running
  * daemon may hold that range at the moment, which gives neither anything
  * of the other's: each has user, PID, mount, network and IPC namespaces
@@ -270,6 +273,7 @@ trial_runtimes(struct daemon *d)
 	daemon_mkdir(conf->state_dir, 0711);
 	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1) {
 		fprintf(stderr, "mcp-sandboxd: cgroups: %s\n", err);
+		cgroup_release();
 		(void)rm_tree(dir);
 		return 1;
 	}
@@ -279,6 +283,8 @@ trial_runtimes(struct daemon *d)
 	imsgsync_close(&h);
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;
+	/* The helper removed our cgroups; what setup enabled goes too. */
+	cgroup_release();
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		if (failed == 0)
 			fprintf(stderr, "mcp-sandboxd: the privileged helper "
