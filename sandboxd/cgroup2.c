@@ -58,7 +58,9 @@ static int	 cg2_in_leaf;		/* systemd put us in one already */
 static int	 cg2_kill;		/* cgroup.kill: Linux 5.14 */
 static int	 cg2_peak;		/* memory.peak: Linux 5.19 */
 static int	 cg2_memswap;		/* memory.swap.max: swap accounted */
-static unsigned	 cg2_base_added;	/* controllers we enabled in base */
+/* Base's subtree_control as setup found it, for cg2_release(). */
+static char	 cg2_base_before[512];
+static int	 cg2_base_read;
 
 static int
 cg2_delegate_mark(const char *path)
@@ -161,12 +163,9 @@ cg2_probe(const struct cg_mount *m, int n, char *err, size_t len)
 	return 0;
 }
 
-/*
- * Enable the controllers in a group's subtree_control, one by one; those
- * that were not, a bit each (of cg2_ctrls), into *added if not NULL.
- */
+/* Enable the controllers in a group's subtree_control, one by one. */
 static int
-cg2_enable(const char *dir, unsigned *added, char *err, size_t len)
+cg2_enable(const char *dir, char *err, size_t len)
 {
 	char	 path[PATH_MAX], have[512], want[32];
 	size_t	 i;
@@ -186,8 +185,6 @@ cg2_enable(const char *dir, unsigned *added, char *err, size_t len)
 			    "is in the group itself)" : "");
 			return -1;
 		}
-		if (added != NULL)
-			*added |= 1U << i;
 	}
 	return 0;
 }
@@ -233,14 +230,17 @@ cg2_setup(char *err, size_t len)
 
 	if (cg2_delegated && !cg2_in_leaf && cg2_into_leaf(err, len) == -1)
 		return -1;
-	if (cg2_enable(cg2_base, &cg2_base_added, err, len) == -1)
+	str_fmt(path, sizeof(path), "%s/cgroup.subtree_control", cg2_base);
+	cg2_base_read = cg_read(path, cg2_base_before,
+	    sizeof(cg2_base_before)) >= 0;
+	if (cg2_enable(cg2_base, err, len) == -1)
 		return -1;
 	str_fmt(path, sizeof(path), "%s/%s", cg2_base, cg_parent);
 	if (mkdir(path, 0755) == -1 && errno != EEXIST) {
 		str_fmt(err, len, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (cg2_enable(path, NULL, err, len) == -1)
+	if (cg2_enable(path, err, len) == -1)
 		return -1;
 	str_fmt(path, sizeof(path), "%s/%s/cgroup.kill", cg2_base, cg_parent);
 	cg2_kill = access(path, F_OK) == 0;
@@ -358,7 +358,7 @@ cg2_settle(const char *id, pid_t init)
 		return -1;
 	}
 	cg2_path(path, sizeof(path), id, NULL, NULL);
-	if (cg2_enable(path, NULL, err, sizeof(err)) == -1) {
+	if (cg2_enable(path, err, sizeof(err)) == -1) {
 		log_warnx("cgroup %s", err);
 		cg2_path(path, sizeof(path), id, NULL, "cgroup.procs");
 		if (cg_read(path, pid, sizeof(pid)) > 0)
@@ -660,27 +660,36 @@ cg2_cleanup(int parents)
 }
 
 /*
- * Base as we found it: the controllers setup enabled in it disabled
- * again.  For mcp-sandboxd -n, whose run ends before the daemon's: under
- * systemd, a unit's group whose subtree has controllers cannot take the
- * daemon's process (EBUSY) until the daemon moved into its leaf.  A
- * controller a group beneath still enables stays (EBUSY too).
+ * Base's subtree_control as setup found it: for mcp-sandboxd -n, whose
+ * run ends before the daemon's.  Under systemd, a unit's group whose
+ * subtree has controllers cannot take the daemon's process (EBUSY) until
+ * the daemon moved into its leaf; and runc enables every controller it
+ * finds, not only ours, down to a container's group.  One a group beneath
+ * still enables stays (EBUSY too), as for a daemon already running.
  */
 static void
 cg2_release(void)
 {
-	char	 path[PATH_MAX], val[32];
-	size_t	 i;
+	char	 path[PATH_MAX], now[512], val[64], *w, *save;
+	int	 pass;
 
+	if (!cg2_base_read)
+		return;
 	str_fmt(path, sizeof(path), "%s/cgroup.subtree_control", cg2_base);
-	for (i = 0; i < nitems(cg2_ctrls); i++)
-		if (cg2_base_added & (1U << i)) {
-			str_fmt(val, sizeof(val), "-%s", cg2_ctrls[i]);
-			if (cg_write(path, val) == -1)
+	/* Twice: one may hold up another (cpu and cpuset, say). */
+	for (pass = 0; pass < 2; pass++) {
+		if (cg_read(path, now, sizeof(now)) < 0)
+			return;
+		for (w = strtok_r(now, " \n", &save); w != NULL;
+		    w = strtok_r(NULL, " \n", &save)) {
+			if (cg2_has_word(cg2_base_before, w))
+				continue;
+			str_fmt(val, sizeof(val), "-%s", w);
+			if (cg_write(path, val) == -1 && pass == 1)
 				log_debug("cgroup %s: %s: %s", path, val,
 				    strerror(errno));
 		}
-	cg2_base_added = 0;
+	}
 }
 
 const struct cg_backend cgroup_v2 = {
