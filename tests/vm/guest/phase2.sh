@@ -56,6 +56,11 @@ if suite_up; then
 	# A second runtime for one image, as an administrator adds it: crun,
 	# on this host's cgroup v2 under systemd.
 	printf '\nimage quick host pool 1 runtime crun\n' >> "$CONF"
+	checks_left() {	# what mcp-sandboxd -n may leave: dirs, cgroups
+		find /run/mcpd -maxdepth 1 -name 'check.*'
+		find /sys/fs/cgroup -type d -name 'mcpd-*'
+	}
+	checks_left | sort > "$L/checks.before"
 	check "an image under crun: sandboxd restarts with it, mcpd at the next connection" \
 	    eval 'systemctl stop mcpd.service &&
 	    systemctl restart mcp-sandboxd.service &&
@@ -78,9 +83,10 @@ if suite_up; then
 	check "and systemctl reload, whose mcp-sandboxd -n runs in the unit's delegated group" \
 	    eval 'systemctl reload mcp-sandboxd.service &&
 	    systemctl is-active -q mcp-sandboxd.service'
+	checks_left | sort > "$L/checks.after"
 	check "none of them left a check's directory or cgroup" \
-	    eval '[ -z "$(find /run/mcpd -maxdepth 1 -name "check.*")" ] &&
-	    [ -z "$(find /sys/fs/cgroup -type d -name "mcpd-*")" ]'
+	    cmp -s "$L/checks.before" "$L/checks.after" ||
+	    diff "$L/checks.before" "$L/checks.after" | sed 's/^/#   /'
 	mcp run_code '{"language":"sh","image":"quick","code":"echo under crun"}'
 	check "run_code in the crun image ($(brief 160))" \
 	    test "$(sc 's["stdout"]')" = "under crun"
