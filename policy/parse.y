@@ -93,6 +93,7 @@ struct ploc {
 #define FIELD_KIND	0x10000
 #define FIELD_PLATFORM	0x20000
 #define FIELD_RUNTIME	0x40000
+#define FIELD_NETWORK	0x80000
 
 #define YYLLOC_DEFAULT(cur, rhs, n)					\
 	do {								\
@@ -270,6 +271,8 @@ static void	 runtime_use(struct parse_ctx *, const struct ploc *, char *);
 static void	 runtime_begin(struct parse_ctx *, const struct ploc *, char *);
 static void	 runtime_path(struct parse_ctx *, const struct ploc *, char *);
 static void	 runtime_kind(struct parse_ctx *, const struct ploc *, char *);
+static void	 runtime_network(struct parse_ctx *, const struct ploc *,
+		    enum runtime_net);
 static void	 runtime_platform(struct parse_ctx *, const struct ploc *,
 		    char *);
 }
@@ -444,6 +447,16 @@ runtimeopt	: PATH string			{ runtime_path(ctx, &@1, $2); }
 		/* Its kind is a runtime's name: "runc" too. */
 		| KIND rtname			{ runtime_kind(ctx, &@1, $2); }
 		| PLATFORM string		{ runtime_platform(ctx, &@1, $2); }
+		| NETWORK HOST			{
+			runtime_network(ctx, &@1, RUNTIME_NET_HOST);
+		}
+		| NETWORK SANDBOX		{
+			runtime_network(ctx, &@1, RUNTIME_NET_SANDBOX);
+		}
+		| NETWORK string		{
+			perr(ctx, &@2, "network \"%s\": host or sandbox", $2);
+			free($2);
+		}
 		;
 
 limits		: limitshead LBRACE limitsopts RBRACE
@@ -2017,36 +2030,15 @@ runtime_platform(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 	free(name);
 }
 
-/*
- * slirp4netns gives a container its network once it runs; gVisor's kernel
- * takes the devices of its namespace only as it boots: no tenant whose
- * limits allow egress may run under runsc, with any image.
- */
 static void
-finish_egress(struct parse_ctx *ctx)
+runtime_network(struct parse_ctx *ctx, const struct ploc *loc,
+    enum runtime_net net)
 {
-	const struct policy	*p = ctx->p;
-	const struct tenant	*t;
-	const struct image	*im;
-	const struct runtime	*rt;
-	size_t			 i;
+	struct runtime	*rt = ctx->runtime;
 
-	for (i = 0; i < ctx->ntenant_refs; i++) {
-		t = ctx->tenant_refs[i].obj;
-		if (t->limits == NULL || t->limits->network != NET_EGRESS)
-			continue;
-		/* No image first: the store's, which name no runtime. */
-		rt = policy_runtime_for(p, t, NULL);
-		for (im = TAILQ_FIRST(&p->images); im != NULL &&
-		    (rt == NULL || rt->kind != RUNTIME_RUNSC);
-		    im = TAILQ_NEXT(im, entry))
-			rt = policy_runtime_for(p, t, im->name);
-		if (rt != NULL && rt->kind == RUNTIME_RUNSC)
-			perr(ctx, &ctx->tenant_refs[i].loc, "tenant \"%s\": "
-			    "runtime \"%s\" (runsc) with limits \"%s\", which "
-			    "allow network egress: runsc cannot give it yet",
-			    t->name, rt->name, t->limits->name);
-	}
+	if (rt != NULL && once(ctx, loc, &ctx->fields, FIELD_NETWORK,
+	    "network") == 0)
+		rt->network = net;
 }
 
 /* Each runtime block is whole, and every runtime named exists. */
@@ -2056,7 +2048,6 @@ finish_runtimes(struct parse_ctx *ctx)
 	struct policy		*p = ctx->p;
 	const struct runtime	*rt;
 	size_t			 i;
-	int			 bad;
 
 	for (i = 0; i < p->nruntimes; i++) {
 		rt = &p->runtimes[i];
@@ -2067,6 +2058,10 @@ finish_runtimes(struct parse_ctx *ctx)
 		else if (rt->platform[0] != '\0' && rt->kind != RUNTIME_RUNSC)
 			perr(ctx, &ctx->runtime_locs[i], "runtime \"%s\": a "
 			    "platform is for kind runsc only", rt->name);
+		else if (rt->network != RUNTIME_NET_DEFAULT &&
+		    rt->kind != RUNTIME_RUNSC)
+			perr(ctx, &ctx->runtime_locs[i], "runtime \"%s\": a "
+			    "network is for kind runsc only", rt->name);
 	}
 	if ((rt = policy_runtime(p, p->runtime)) == NULL) {
 		perr(ctx, &ctx->runtime_loc, "runtime \"%s\": no such runtime "
@@ -2077,16 +2072,11 @@ finish_runtimes(struct parse_ctx *ctx)
 	p->runtime_kind = rt->kind;
 	(void)str_copy(p->runtime_platform, rt->platform,
 	    sizeof(p->runtime_platform));
-	bad = 0;
 	for (i = 0; i < ctx->nruntime_refs; i++)
-		if (policy_runtime(p, ctx->runtime_refs[i].obj) == NULL) {
+		if (policy_runtime(p, ctx->runtime_refs[i].obj) == NULL)
 			perr(ctx, &ctx->runtime_refs[i].loc, "runtime \"%s\": "
 			    "no such runtime (runc, crun, or a runtime block)",
 			    (const char *)ctx->runtime_refs[i].obj);
-			bad = 1;
-		}
-	if (!bad)
-		finish_egress(ctx);
 }
 
 static void
@@ -2849,9 +2839,10 @@ finish(struct parse_ctx *ctx)
 
 /* The runtimes every file has; "runc" first, as "runc PATH" moves it. */
 static const struct runtime builtin_runtimes[] = {
-	{ "runc", DEFAULT_RUNC, RUNTIME_RUNC, 0, "" },
-	{ "crun", DEFAULT_CRUN, RUNTIME_CRUN, 0, "" },
-	{ "runsc", DEFAULT_RUNSC, RUNTIME_RUNSC, 0, "" },
+	{ "runc", DEFAULT_RUNC, RUNTIME_RUNC, 0, "", RUNTIME_NET_DEFAULT },
+	{ "crun", DEFAULT_CRUN, RUNTIME_CRUN, 0, "", RUNTIME_NET_DEFAULT },
+	{ "runsc", DEFAULT_RUNSC, RUNTIME_RUNSC, 0, "",
+	    RUNTIME_NET_DEFAULT },
 };
 
 static struct policy *

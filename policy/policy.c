@@ -542,6 +542,9 @@ dump_global(FILE *fp, const struct policy *p)
 		    policy_runtime_kind(p->runtimes[i].kind));
 		if (p->runtimes[i].platform[0] != '\0')
 			fprintf(fp, "\tplatform %s\n", p->runtimes[i].platform);
+		if (p->runtimes[i].network != RUNTIME_NET_DEFAULT)
+			fprintf(fp, "\tnetwork %s\n", p->runtimes[i].network ==
+			    RUNTIME_NET_SANDBOX ? "sandbox" : "host");
 		fprintf(fp, "}\n");
 	}
 	dump_kv(fp, "", "runtime", p->runtime);

@@ -200,12 +200,25 @@ enum runtime_kind {
 #define RUNTIME_PLATFORM_MAX	16
 #define POLICY_RUNTIMES_MAX	8
 
+/*
+ * The network stack a runsc sandbox with egress uses: the host's, in its
+ * own namespace (--network=host, the default), or gVisor's own
+ * (--network=sandbox).
+ */
+enum runtime_net {
+	RUNTIME_NET_DEFAULT,
+	RUNTIME_NET_HOST,
+	RUNTIME_NET_SANDBOX,
+};
+
 struct runtime {
 	char			 name[POLICY_NAME_MAX];
 	char			 path[PATH_MAX];
 	enum runtime_kind	 kind;
 	int			 defined;	/* by a block of the file */
 	char			 platform[RUNTIME_PLATFORM_MAX]; /* runsc; "" = its default */
+	/* runsc, for sandboxes with egress: whose network stack. */
+	enum runtime_net	 network;
 };
 
 struct audit_conf {

@@ -428,7 +428,8 @@ runtimes_same(const struct policy *a, const struct policy *b)
 		    strcmp(a->runtimes[i].name, b->runtimes[i].name) != 0 ||
 		    strcmp(a->runtimes[i].path, b->runtimes[i].path) != 0 ||
 		    strcmp(a->runtimes[i].platform,
-		    b->runtimes[i].platform) != 0)
+		    b->runtimes[i].platform) != 0 ||
+		    a->runtimes[i].network != b->runtimes[i].network)
 			return 0;
 	return 1;
 }

@@ -397,7 +397,10 @@ bundle_linux(const struct bundle *b)
 	if ((ns = json_array()) == NULL)
 		return NULL;
 	for (i = 0; i < nitems(bundle_namespaces); i++)
-		if (json_array_append_new(ns, json_pack("{s:s}", "type",
+		if (json_array_append_new(ns, b->netns != NULL &&
+		    strcmp(bundle_namespaces[i], "network") == 0 ?
+		    json_pack("{s:s, s:s}", "type", "network", "path",
+		    b->netns) : json_pack("{s:s}", "type",
 		    bundle_namespaces[i])) == -1) {
 			json_decref(ns);
 			return NULL;
@@ -516,6 +519,8 @@ bundle_fill(json_t *c, const struct bundle *b)
 {
 	const struct limits	*l = b->limits;
 	json_t			*linux_, *res, *rl, *m, *fresh;
+	const char		*type;
+	size_t			 i;
 	int			 r = 0;
 
 	linux_ = json_object_get(c, "linux");
@@ -535,6 +540,17 @@ bundle_fill(json_t *c, const struct bundle *b)
 	    (json_int_t)l->pids + (b->runsc ? BUNDLE_RUNSC_PIDS : 0));
 	r |= bundle_set_int(json_object_get(res, "cpu"), "quota",
 	    (json_int_t)l->cpus * BUNDLE_CPU_PERIOD / 1000);
+	/* The network namespace to join, or none: a new one. */
+	json_array_foreach(json_object_get(linux_, "namespaces"), i, m) {
+		type = json_string_value(json_object_get(m, "type"));
+		if (type == NULL || strcmp(type, "network") != 0)
+			continue;
+		if (b->netns != NULL)
+			r |= json_object_set_new(m, "path",
+			    json_string(b->netns));
+		else
+			(void)json_object_del(m, "path");
+	}
 
 	/* RLIMIT_NPROC and RLIMIT_FSIZE, as bundle_process() orders them. */
 	rl = json_object_get(json_object_get(c, "process"), "rlimits");

@@ -58,6 +58,8 @@ struct bundle {
 	 */
 	int			 filter_fd;
 	int			 runsc;		/* for gVisor's runsc */
+	/* A network namespace to join (runsc with egress), or NULL: new. */
+	const char		*netns;
 };
 
 /* The config.json document, or NULL with a message in err. */

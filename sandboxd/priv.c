@@ -737,8 +737,17 @@ priv_runtime_run(struct pop *op, const char *pidfile, const char *logf)
 		    rt->platform);
 		argv[n++] = platform;
 	}
-	if (runsc)
+	/*
+	 * With egress, the namespace the bundle names, which slirp4netns
+	 * alone connects, through the host's network stack by default:
+	 * gVisor's own ("network sandbox") refuses to start on Linux 6.x
+	 * in runsc before August 2024, taking any namespace for the root.
+	 */
+	if (runsc && op->start.network != NET_EGRESS)
 		argv[n++] = "--network=none";
+	else if (runsc)
+		argv[n++] = rt->network == RUNTIME_NET_SANDBOX ?
+		    "--network=sandbox" : "--network=host";
 	/*
 	 * The root is read-only and every writable place a tmpfs or the
 	 * workspace: an overlay over it (runsc's default since 2023) would
@@ -899,6 +908,14 @@ pop_free(struct pop *op)
 	free(op);
 }
 
+enum {
+	START_DISK,		/* persistent: make the disk if missing */
+	START_MKFS,		/* wait for mkfs.ext4 */
+	START_NET,		/* runsc with egress: its network first */
+	START_BUNDLE,		/* mount, write the bundle, run runc */
+	START_RUNC,		/* wait for runc run -d */
+};
+
 /* End a container's network, if it has one. */
 static void
 net_stop(const char *id)
@@ -926,8 +943,50 @@ net_ready(evutil_socket_t fd, short events, void *arg)
 		pop_fail(op, "the user-mode network did not come up");
 		return;
 	}
+	/* runsc's network is there before its container: on with that. */
+	if (op->step == START_NET) {
+		event_free(op->ev_ready);
+		op->ev_ready = NULL;
+		close(op->readyfd);
+		op->readyfd = -1;
+		op->step = START_BUNDLE;
+		pop_step(op, 0);
+		return;
+	}
 	pop_reply(op, IMSG_PRIV_STARTED, op->initpid);
 	pop_free(op);
+}
+
+/*
+ * A network namespace of its own at path (a new file), held by a bind
+ * mount in the helper's mount namespace: for runsc, whose sandbox joins
+ * one given in the bundle, set up before it starts.
+ */
+static int
+net_ns(const char *path)
+{
+	pid_t	 pid, r;
+	int	 fd, st = 0;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) == -1)
+		return -1;
+	close(fd);
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNET) == -1 ||
+		    mount("/proc/self/ns/net", path, NULL, MS_BIND, NULL) == -1)
+			_exit(1);
+		_exit(0);
+	}
+	while ((r = waitpid(pid, &st, 0)) == -1 && errno == EINTR)
+		;
+	if (r != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -935,7 +994,7 @@ net_ready(evutil_socket_t fd, short events, void *arg)
  * outside, with the host's loopback out of reach; it sandboxes itself.
  */
 static int
-net_start(struct pop *op)
+net_start(struct pop *op, const char *nspath)
 {
 	struct net	*n;
 	char		 pid[16];
@@ -943,9 +1002,16 @@ net_start(struct pop *op)
 	const char	*argv[] = { "/usr/bin/slirp4netns", "--configure",
 			    "--mtu=65520", "--disable-host-loopback",
 			    "--enable-sandbox", "--enable-seccomp",
-			    "--ready-fd=3", "--exit-fd=4", pid, "tap0", NULL };
+			    "--ready-fd=3", "--exit-fd=4", pid, "tap0", NULL,
+			    NULL };
 
-	snprintf(pid, sizeof(pid), "%d", (int)op->initpid);
+	/* The namespace of the container's init, or the one at nspath. */
+	if (nspath != NULL) {
+		argv[8] = "--netns-type=path";
+		argv[9] = nspath;
+		argv[10] = "tap0";
+	} else
+		snprintf(pid, sizeof(pid), "%d", (int)op->initpid);
 	if (pipe2(ready, O_CLOEXEC) == -1)
 		return -1;
 	if (pipe2(ex, O_CLOEXEC) == -1) {
@@ -1021,7 +1087,8 @@ pop_runc_error(struct pop *op, int status)
 
 	(void)str_fmt(path, sizeof(path), "%s/runc.log", op->bundle);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
-		pop_fail(op, "runc failed with status %d", status);
+		pop_fail(op, "%s failed with status %d",
+		    policy_runtime_kind(op->rt->rt->kind), status);
 		return;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -1030,29 +1097,26 @@ pop_runc_error(struct pop *op, int status)
 	for (line = strtok_r(buf, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save))
 		last = line;
-	pop_fail(op, "runc failed: %s", last != NULL ? last : "no message");
+	pop_fail(op, "%s failed: %s", policy_runtime_kind(op->rt->rt->kind),
+	    last != NULL ? last : "no message");
 }
-
-enum {
-	START_DISK,		/* persistent: make the disk if missing */
-	START_MKFS,		/* wait for mkfs.ext4 */
-	START_BUNDLE,		/* mount, write the bundle, run runc */
-	START_RUNC,		/* wait for runc run -d */
-};
 
 static void
 pop_start(struct pop *op, int status)
 {
 	char		 uidgid[64], err[256], pidfile[PATH_MAX], logf[PATH_MAX];
-	char		 buf[32], cgpath[64];
+	char		 buf[32], cgpath[64], netns[PATH_MAX];
 	struct bundle	 b;
 	struct limits	 lim;
 	uint32_t	 base;
-	int		 fd;
+	int		 fd, runsc;
 	ssize_t		 n;
 	pid_t		 pid;
 
 	base = pconf->uid_base + op->start.slot * UID_RANGE;
+	runsc = op->rt->rt->kind == RUNTIME_RUNSC;
+	/* Under runsc, egress is a namespace made and joined: net_ns(). */
+	(void)str_fmt(netns, sizeof(netns), "%s/netns", op->bundle);
 	switch (op->step) {
 	case START_DISK:
 		(void)str_fmt(op->bundle, sizeof(op->bundle), "%s/%s/%s",
@@ -1062,7 +1126,7 @@ pop_start(struct pop *op, int status)
 			return;
 		}
 		if (!op->start.persistent) {
-			op->step = START_BUNDLE;
+			op->step = START_NET;
 			pop_start(op, 0);
 			return;
 		}
@@ -1079,7 +1143,7 @@ pop_start(struct pop *op, int status)
 		}
 		(void)str_fmt(err, sizeof(err), "%s/disk.img", op->disk);
 		if (access(err, F_OK) == 0) {
-			op->step = START_BUNDLE;
+			op->step = START_NET;
 			pop_start(op, 0);
 			return;
 		}
@@ -1115,8 +1179,18 @@ pop_start(struct pop *op, int status)
 			    status);
 			return;
 		}
-		op->step = START_BUNDLE;
+		op->step = START_NET;
 		pop_start(op, 0);
+		return;
+	case START_NET:
+		if (!runsc || op->start.network != NET_EGRESS) {
+			op->step = START_BUNDLE;
+			pop_start(op, 0);
+			return;
+		}
+		/* On with the bundle once slirp4netns is ready: net_ready(). */
+		if (net_ns(netns) == -1 || net_start(op, netns) == -1)
+			pop_fail(op, "network namespace: %s", strerror(errno));
 		return;
 	case START_BUNDLE:
 		if (op->start.persistent) {
@@ -1153,7 +1227,9 @@ pop_start(struct pop *op, int status)
 		b.cgroup = cgpath;
 		b.memsw = memsw;
 		b.filter_fd = SBX_FILTER_FD;
-		b.runsc = op->rt->rt->kind == RUNTIME_RUNSC;
+		b.runsc = runsc;
+		b.netns = runsc && op->start.network == NET_EGRESS ? netns :
+		    NULL;
 		if (bundle_write(&b, err, sizeof(err)) == -1) {
 			pop_fail(op, "bundle: %s", err);
 			return;
@@ -1196,8 +1272,8 @@ pop_start(struct pop *op, int status)
 		/* The kernel's OOM choice would be gVisor's: guard.c. */
 		if (op->rt->rt->kind == RUNTIME_RUNSC)
 			(void)guard_start(op->id);
-		if (op->start.network == NET_EGRESS) {
-			if (net_start(op) == -1)
+		if (op->start.network == NET_EGRESS && !runsc) {
+			if (net_start(op, NULL) == -1)
 				pop_fail(op, "slirp4netns: %s", strerror(errno));
 			return;		/* STARTED once it is configured */
 		}
@@ -1322,6 +1398,10 @@ pop_destroy(struct pop *op, int status)
 		if (umount2(ws, MNT_DETACH) == -1 && errno != EINVAL &&
 		    errno != ENOENT)
 			log_warn("sandbox %s: umount workspace", op->id);
+		(void)str_fmt(ws, sizeof(ws), "%s/netns", op->bundle);
+		if (umount2(ws, MNT_DETACH) == -1 && errno != EINVAL &&
+		    errno != ENOENT)
+			log_warn("sandbox %s: umount its network", op->id);
 		if (rm_tree(op->bundle) == -1)
 			log_warn("sandbox %s: remove bundle", op->id);
 		if ((op->flags & PRIV_DESTROY_WORKSPACE) &&
@@ -1411,10 +1491,6 @@ priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 			pop_free(op);
 			break;
 		}
-		if (ps.network == NET_EGRESS &&
-		    op->rt->rt->kind == RUNTIME_RUNSC)
-			fatalx("priv: refused start: network egress is not "
-			    "available under runsc yet");
 		pop_step(op, 0);
 		break;
 	case IMSG_PRIV_DESTROY:

@@ -14,7 +14,9 @@ RUNTIME_PATH=${RUNTIME_PATH:-$(command -v "$RUNTIME" || echo "$RUNTIME")}
 # runsc: a kernel of its own, whose processes the host does not see.
 GUEST=
 [ "$RUNTIME_KIND" = runsc ] && GUEST=1
-# A tenant with network egress, which runsc cannot give yet.
+# A tenant with network egress (under runsc, gVisor's kernel makes the
+# sandbox's sockets on the host's stack in a namespace slirp4netns alone
+# connects).
 NET_LIMITS="limits net {
 	network egress
 }"
@@ -22,11 +24,26 @@ NET_TENANT="tenant netter {
 	token \"sha256:3333333333333333333333333333333333333333333333333333333333333333\"
 	limits net
 }"
-[ -n "$GUEST" ] && NET_LIMITS= NET_TENANT=
 if [ "$RUNTIME_KIND" != "$RUNTIME" ]; then
 	RUNTIME_BLOCK="runtime $RUNTIME {
 	path \"$RUNTIME_PATH\"
 	kind $RUNTIME_KIND
+}"
+fi
+# Under runsc, a second runtime block giving egress through gVisor's own
+# network stack, for a tenant of its own.
+if [ -n "$GUEST" ]; then
+	RUNTIME_BLOCK="$RUNTIME_BLOCK
+runtime netstack {
+	path \"$RUNTIME_PATH\"
+	kind runsc
+	network sandbox
+}"
+	NET_TENANT="$NET_TENANT
+tenant netstack {
+	token \"sha256:6666666666666666666666666666666666666666666666666666666666666666\"
+	limits net
+	runtime netstack
 }"
 fi
 
@@ -337,10 +354,6 @@ check "loopback works inside ($OUT)" test "$OUT" = "loopback works"
 as alice run -n egress -l python -c "$FETCH"
 check "asking for egress beyond the tenant's policy is denied ($RES)" \
     grep -q "code=3 .*network egress is not allowed" <<< "$RES"
-if [ -n "$GUEST" ]; then
-	ok "egress works where policy allows it # SKIP runsc cannot give network egress yet"
-	ok "even with egress, the host's loopback is out of reach # SKIP runsc cannot give network egress yet"
-else
 as netter run -l python -c "$FETCH"
 check "egress works where policy allows it ($OUT$(tail -n 1 <<< "$ERR"))" \
     test "$OUT" = 200
@@ -349,6 +362,21 @@ s = socket.socket(); s.settimeout(3)
 print(s.connect_ex(("10.0.2.2", 22)))'
 check "even with egress, the host's loopback is out of reach ($OUT)" \
     test -n "$OUT" -a "$OUT" != 0
+as netter run -l python -c 'import socket; print(sorted(n for i, n in socket.if_nameindex()))'
+check "with egress, a sandbox has the loopback and slirp4netns's tap0 ($OUT)" \
+    test "$OUT" = "['lo', 'tap0']"
+if [ -n "$GUEST" ]; then
+	# runsc before August 2024 takes any network namespace for the root
+	# one on Linux 6.x, where /proc/sys/net/core/rmem_default is in each.
+	rdate=$("$RUNTIME_PATH" --version | grep -o '[0-9]\{8\}' | head -n 1)
+	as netstack run -l python -c "$FETCH"
+	if [ "${rdate:-0}" -lt 20240801 ] && [ "$(uname -r | cut -d. -f1)" -ge 6 ]; then
+		check "\"network sandbox\": runsc $rdate's own network stack refuses this kernel, and runsc says so ($RES)" \
+		    grep -q "runsc failed: .*cannot run with network enabled in root network namespace" <<< "$RES"
+	else
+		check "\"network sandbox\": egress through gVisor's own network stack ($OUT$(tail -n 1 <<< "$ERR"))" \
+		    test "$OUT" = 200
+	fi
 fi
 check_clean "networked runs"
 

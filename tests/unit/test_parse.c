@@ -1904,18 +1904,12 @@ test_tier_runtimes(void)
 	fails("a tenant's runtime twice", "tenant t {\n\tuid 1000\n"
 	    "\truntime crun\n\truntime runc\n}\n",
 	    "t.conf:4: runtime given twice");
-	fails("egress for a tenant under runsc by an image's choice",
+	if ((p = loads("egress for a tenant under runsc by an image's choice",
 	    "limits open {\n\tnetwork egress\n}\n"
 	    "image g host runtime runsc\n"
-	    "tenant t {\n\tuid 1000\n\tlimits open\n}\n",
-	    "t.conf:7: tenant \"t\": runtime \"runsc\" (runsc) with limits "
-	    "\"open\", which allow network egress: runsc cannot give it yet");
-	if ((p = loads("egress for a tenant that runs an image under runsc's "
-	    "choice on runc", "limits open {\n\tnetwork egress\n}\n"
-	    "image g host runtime runsc\n"
-	    "tenant t {\n\tuid 1000\n\tlimits open\n\truntime runc\n}\n"))
-	    != NULL)
-		ok(1, "its own runtime stands");
+	    "tenant t {\n\tuid 1000\n\tlimits open\n}\n")) != NULL)
+		ok(policy_runtime_for(p, policy_tenant(p, "t"), "g")->kind ==
+		    RUNTIME_RUNSC, "runsc gives egress too");
 	policy_free(p);
 }
 
@@ -1995,10 +1989,31 @@ test_runtimes(void)
 	fails("a platform for crun", "runtime c {\n\tpath /x\n"
 	    "\tkind crun\n\tplatform kvm\n}\n",
 	    "t.conf:1: runtime \"c\": a platform is for kind runsc only");
-	fails("egress under runsc", "limits open {\n\tnetwork egress\n}\n"
-	    "runtime runsc\ntenant t {\n\tuid 1000\n\tlimits open\n}\n",
-	    "t.conf:7: tenant \"t\": runtime \"runsc\" (runsc) with limits "
-	    "\"open\", which allow network egress: runsc cannot give it yet");
+	if ((p = loads("gVisor's own network stack for egress",
+	    "runtime g {\n\tpath /opt/runsc\n\tkind runsc\n"
+	    "\tnetwork sandbox\n}\nruntime h {\n\tpath /opt/runsc\n"
+	    "\tkind runsc\n\tnetwork host\n}\nruntime g\n")) != NULL) {
+		ok(policy_runtime(p, "g")->network == RUNTIME_NET_SANDBOX &&
+		    policy_runtime(p, "h")->network == RUNTIME_NET_HOST &&
+		    policy_runtime(p, "runsc")->network == RUNTIME_NET_DEFAULT,
+		    "g: sandbox, h: host, runsc: the default");
+		round_trip("runsc network", p);
+	}
+	policy_free(p);
+	fails("a network of no gVisor", "runtime g {\n\tpath /x\n"
+	    "\tkind runsc\n\tnetwork bridge\n}\n",
+	    "t.conf:4: network \"bridge\": host or sandbox");
+	fails("a network twice", "runtime g {\n\tpath /x\n"
+	    "\tkind runsc\n\tnetwork host\n\tnetwork sandbox\n}\n",
+	    "t.conf:5: network given twice");
+	fails("a network for runc", "runtime c {\n\tpath /x\n"
+	    "\tkind runc\n\tnetwork host\n}\n",
+	    "t.conf:1: runtime \"c\": a network is for kind runsc only");
+	if ((p = loads("egress under runsc", "limits open {\n\tnetwork "
+	    "egress\n}\nruntime runsc\ntenant t {\n\tuid 1000\n\tlimits "
+	    "open\n}\n")) != NULL)
+		ok(p->runtime_kind == RUNTIME_RUNSC, "loads");
+	policy_free(p);
 	if ((p = loads("egress limits no tenant uses under runsc",
 	    "limits open {\n\tnetwork egress\n}\nruntime runsc\n"
 	    "tenant t {\n\tuid 1000\n}\n")) != NULL)
