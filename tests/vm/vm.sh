@@ -134,7 +134,7 @@ if [ ! -e "$OUT/phase1.start" ] && [ "$ACCEL" = kvm ] && [ -z "${VM_ACCEL:-}" ];
 	rc=$?
 fi
 # Under TCG the guest's kernel now and then oopses in its own code
-# patching (int3 in the scheduler, seen once in CI), reboots, and runs
+# patching (int3 in the scheduler: guest/run.sh makes that rarer), reboots, and runs
 # phase 1 again on a machine that ran half of it.  That is the emulator's
 # fault, not the suite's: said, with the oops, and the whole boot tried
 # once more on a fresh overlay.  A second oops counts.
