@@ -299,9 +299,9 @@ cgroup_proc_match(const char *id, char *buf, size_t len)
 }
 
 int
-cgroup_sandbox_settle(const char *id, pid_t init)
+cgroup_sandbox_settle(const char *id, pid_t init, int guest)
 {
-	return cg->settle(id, init);
+	return cg->settle(id, init, guest);
 }
 
 int

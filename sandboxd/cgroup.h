@@ -38,7 +38,8 @@ struct cg_backend {
 	void		(*describe)(char *, size_t);
 	int		(*landlock_paths)(const char *[], size_t);
 	int		(*proc_match)(const char *, char *, size_t);
-	int		(*settle)(const char *, pid_t);
+	/* A container just started; guest: runsc's, whose processes stay. */
+	int		(*settle)(const char *, pid_t, int);
 	int		 resettable;	/* counters can start again at 0 */
 	int		(*swap)(void);
 	int		(*sampled)(void);

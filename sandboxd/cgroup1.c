@@ -153,7 +153,7 @@ static int	cg_write_u64(int, const char *, const char *, uint64_t);
 
 /* A new container's limit for socket buffers, before it runs anything. */
 static int
-cg1_settle(const char *id, pid_t init)
+cg1_settle(const char *id, pid_t init, int guest)
 {
 	return cg_tcpmem ? cg_write_u64(CG_MEMORY, id,
 	    "memory.kmem.tcp.limit_in_bytes", CG_TCP_MEMORY) : 0;

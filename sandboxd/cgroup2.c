@@ -23,8 +23,19 @@
  * execs with no group of their own run beside init, in init/; as v2
  * counters never start again at 0, only the first exec of a container
  * may do that (see exec.c).
+ *
+ * A container under runsc stays flat: gVisor's kernel, its gofer and the
+ * stub processes that hold its programs' memory all stay in the
+ * container's group, where runsc put them, and every exec is a whole one
+ * there (the host cannot tell a command's processes apart).  With no
+ * init/ leaf, exec 0 names the container's group itself.  Its OOM guard
+ * (guard.c) has no oom_control to stop the kernel's choice, as v1 has:
+ * memory.high, a margin below memory.max, makes what asks for memory past
+ * it wait in reclaim, and says so in memory.events, while the guard kills
+ * the biggest program; memory.max stays the limit the kernel holds.
  */
 #include <sys/types.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -46,6 +57,9 @@
 #define CG2_RUNC_VIEW	"/sys/fs/cgroup"	/* where runc looks */
 #define CG2_DAEMON	"daemon"		/* our leaf, delegated */
 #define CG2_INIT	"init"			/* a container's init */
+/* The OOM guard's margin below memory.max: a 16th, within these. */
+#define CG2_MARGIN_MIN	(4ULL << 20)
+#define CG2_MARGIN_MAX	(32ULL << 20)
 
 /* What a container needs, and what its execs' groups account with. */
 static const char *const cg2_ctrls[] = { "cpu", "memory", "pids" };
@@ -323,16 +337,24 @@ cg2_path(char *buf, size_t len, const char *id, const char *sub,
 	    sub ? "/" : "", sub ? sub : "", file ? "/" : "", file ? file : "");
 }
 
-/* An exec's own group x<n>, or init/ for exec 0. */
+/*
+ * An exec's own group x<n>, or init/ for exec 0; the container's own
+ * where it has no init/, under runsc.
+ */
 static void
 cg2_exec_path(char *buf, size_t len, const char *id, uint32_t exec,
     const char *file)
 {
 	char	 sub[16];
 
-	if (exec == 0)
+	if (exec == 0) {
+		cg2_path(buf, len, id, CG2_INIT, NULL);
+		if (access(buf, F_OK) == -1) {
+			cg2_path(buf, len, id, NULL, file);
+			return;
+		}
 		str_copy(sub, CG2_INIT, sizeof(sub));
-	else
+	} else
 		str_fmt(sub, sizeof(sub), "x%u", exec);
 	cg2_path(buf, len, id, sub, file);
 }
@@ -340,11 +362,15 @@ cg2_exec_path(char *buf, size_t len, const char *id, uint32_t exec,
 /*
  * Once runc has started a container: its init to a leaf of its own, and
  * the controllers enabled beneath the container's group for the execs.
+ * Under runsc, nothing: its processes stay where they are.
  */
 static int
-cg2_settle(const char *id, pid_t init)
+cg2_settle(const char *id, pid_t init, int guest)
 {
 	char	 path[PATH_MAX], pid[32], err[PATH_MAX + 64];
+
+	if (guest)
+		return 0;
 
 	cg2_path(path, sizeof(path), id, CG2_INIT, NULL);
 	if (mkdir(path, 0755) == -1 && errno != EEXIST) {
@@ -496,6 +522,102 @@ cg2_oom_kills(const char *id, uint32_t exec)
 	return cg_read_key(path, "oom_kill");
 }
 
+/* A limit file's value; 0 with *none set for "max", -1 unreadable. */
+static int
+cg2_limit(const char *id, const char *file, uint64_t *val, int *none)
+{
+	char	 path[PATH_MAX], buf[32];
+
+	cg2_path(path, sizeof(path), id, NULL, file);
+	if (cg_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	*none = strncmp(buf, "max", 3) == 0;
+	*val = *none ? 0 : strtoull(buf, NULL, 10);
+	return 0;
+}
+
+/* Where the guard takes over, below a memory.max. */
+static uint64_t
+cg2_high_of(uint64_t max)
+{
+	uint64_t	 m = max / 16;
+
+	if (m < CG2_MARGIN_MIN)
+		m = CG2_MARGIN_MIN;
+	if (m > CG2_MARGIN_MAX)
+		m = CG2_MARGIN_MAX;
+	return max > 2 * m ? max - m : max / 2;
+}
+
+static int
+cg2_set_high(const char *id, uint64_t max)
+{
+	char	 path[PATH_MAX], val[32];
+
+	cg2_path(path, sizeof(path), id, NULL, "memory.high");
+	str_fmt(val, sizeof(val), "%llu", (unsigned long long)cg2_high_of(max));
+	return cg_write(path, val);
+}
+
+/*
+ * Take over a container's OOM kills (see guard.c and above): memory.high
+ * a margin below its limit, and an inotify descriptor that is readable
+ * when memory.events changes, as it does each time something there goes
+ * past memory.high.
+ */
+static int
+cg2_oom_watch(const char *id)
+{
+	char		 path[PATH_MAX];
+	uint64_t	 max;
+	int		 fd, none, saved;
+
+	if (cg2_limit(id, "memory.max", &max, &none) == -1 ||
+	    (!none && cg2_set_high(id, max) == -1))
+		return -1;
+	if ((fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
+		return -1;
+	cg2_path(path, sizeof(path), id, NULL, "memory.events");
+	if (inotify_add_watch(fd, path, IN_MODIFY) == -1) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+/* Is the container past its memory.high, what asks for memory waiting? */
+static int
+cg2_oom_waiting(const char *id)
+{
+	char		 path[PATH_MAX];
+	uint64_t	 high;
+	int		 none;
+
+	if (cg2_limit(id, "memory.high", &high, &none) == -1 || none)
+		return 0;
+	cg2_path(path, sizeof(path), id, NULL, "memory.current");
+	return cg_read_u64(path) > high;
+}
+
+/* Give the choice back to the kernel, at memory.max. */
+static int
+cg2_oom_release(const char *id)
+{
+	char	 path[PATH_MAX];
+
+	cg2_path(path, sizeof(path), id, NULL, "memory.high");
+	return cg_write(path, "max");
+}
+
+/* Every process charged to a container under runsc: its group's. */
+static void
+cg2_oom_procs(const char *id, char *buf, size_t len)
+{
+	cg2_path(buf, len, id, NULL, "cgroup.procs");
+}
+
 static int
 cg2_child_busy(const char *dir, void *arg)
 {
@@ -554,19 +676,27 @@ cg2_set(const char *id, const char *file, const char *val)
 /*
  * Move a running container from the limits it was started with to others
  * (a warm container claimed by a run with limits of its own).  Swap is
- * its own limit in v2, 0 from the start, whatever the memory.
+ * its own limit in v2, 0 from the start, whatever the memory.  Where the
+ * OOM guard holds memory.high, it follows memory.max.
  */
 static int
 cg2_sandbox_limits(const char *id, const struct limits *from,
     const struct limits *to)
 {
-	char	 val[64];
+	char		 val[64];
+	uint64_t	 high;
+	int		 none;
 
 	if (to->memory != from->memory) {
 		str_fmt(val, sizeof(val), "%llu",
 		    (unsigned long long)to->memory);
 		if (cg2_set(id, "memory.max", val) == -1)
 			return -1;
+		if (cg2_limit(id, "memory.high", &high, &none) == 0 &&
+		    !none && cg2_set_high(id, to->memory) == -1) {
+			log_warn("cgroup %s: memory.high", id);
+			return -1;
+		}
 	}
 	if (to->cpus != from->cpus) {
 		str_fmt(val, sizeof(val), "%llu %u",
@@ -712,6 +842,10 @@ const struct cg_backend cgroup_v2 = {
 	.exec_usage = cg2_exec_usage,
 	.exec_memory = cg2_exec_memory,
 	.oom_kills = cg2_oom_kills,
+	.oom_watch = cg2_oom_watch,
+	.oom_waiting = cg2_oom_waiting,
+	.oom_release = cg2_oom_release,
+	.oom_procs = cg2_oom_procs,
 	.sandbox_quiet = cg2_sandbox_quiet,
 	.sandbox_reset = cg2_sandbox_reset,
 	.memory_now = cg2_memory_now,

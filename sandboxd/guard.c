@@ -8,21 +8,29 @@
  * frees them, and if anything needs memory in between, the next choice
  * is gVisor's kernel itself: the whole sandbox ends for one program.
  *
- * So the guard takes the choice over (cgroup v1's oom_control): the
+ * So the guard takes the choice over.  On cgroup v1 (oom_control), the
  * kernel kills nothing in the container's memory group and makes what
- * needs memory there wait, and the guard kills the biggest program,
- * once, then waits for gVisor to give its memory back before it would
- * choose again.  Should the biggest be gVisor's kernel or gofer, or the
- * wait last too long, the choice goes back to the kernel.
+ * needs memory there wait; on v2, which cannot stop the kernel's
+ * choice, memory.high a margin below the limit makes what asks for more
+ * wait in reclaim before the kernel would choose.  The guard kills the
+ * biggest program, once, then waits for gVisor to give its memory back
+ * before it would choose again.  Should the biggest be gVisor's kernel
+ * or gofer, or the wait last too long, the choice goes back to the
+ * kernel (on v2, at the limit itself).
  *
  * A program here is a stub with every process beneath it: they share
  * its address space.  gVisor's own processes are the group's roots,
- * whose parents are outside it; a stub cannot change its parent.
+ * whose parents are outside it; a stub cannot change its parent.  What a
+ * process holds is its anonymous and shared memory resident: a stub's
+ * mapped share of gVisor's memory file, gVisor's own heap; not the
+ * pages of files it maps, runsc's binary first, which a kill would not
+ * free (counted, they made gVisor's kernel look the biggest).
  */
 #include <sys/types.h>
 #include <sys/queue.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,7 +53,7 @@
 struct guard {
 	TAILQ_ENTRY(guard)	 entry;
 	char			 id[SBX_ID_LEN + 1];
-	int			 efd;
+	int			 efd;		/* eventfd (v1), inotify (v2) */
 	struct event		*ev;		/* the kernel's word */
 	struct event		*ev_check;	/* ours, while it lasts */
 	int64_t			 since;		/* ms: memory short since */
@@ -56,7 +64,7 @@ struct guard {
 struct proc {
 	pid_t		 pid;
 	pid_t		 ppid;
-	uint64_t	 rss;		/* pages */
+	uint64_t	 kib;		/* anonymous and shared, resident */
 	int		 parent;	/* index, -1 for a root */
 	int		 top;		/* the stub beneath a root, -1 root */
 };
@@ -77,7 +85,9 @@ guard_ms(void)
 static int
 proc_read(struct proc *p)
 {
-	char	 path[64], buf[1024], *s, *end;
+	char		 path[64], buf[2048], *s, *end;
+	const char	*keys[] = { "RssAnon:", "RssShmem:" };
+	size_t		 i;
 
 	/* After the name, which may hold anything, in parentheses. */
 	(void)str_fmt(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
@@ -87,14 +97,20 @@ proc_read(struct proc *p)
 	p->ppid = (pid_t)strtol(s + 4, &end, 10);
 	if (end == s + 4)
 		return -1;
-	/* Size, then resident, in pages. */
-	(void)str_fmt(path, sizeof(path), "/proc/%d/statm", (int)p->pid);
+	/* "RssAnon:	    3812 kB", a line each. */
+	(void)str_fmt(path, sizeof(path), "/proc/%d/status", (int)p->pid);
 	if (cg_read(path, buf, sizeof(buf)) <= 0)
 		return -1;
-	(void)strtoull(buf, &end, 10);
-	s = end;
-	p->rss = strtoull(s, &end, 10);
-	return end == s ? -1 : 0;
+	p->kib = 0;
+	for (i = 0; i < nitems(keys); i++) {
+		if ((s = strstr(buf, keys[i])) == NULL)
+			return -1;
+		s += strlen(keys[i]);
+		p->kib += strtoull(s, &end, 10);
+		if (end == s)
+			return -1;
+	}
+	return 0;
 }
 
 /* The processes charged to the container, with their parents in it. */
@@ -149,7 +165,7 @@ guard_kill(struct guard *g, const struct proc *ps, int n, int top)
 
 	log_info("sandbox %s: out of memory: killing the program of "
 	    "stub %d (%llu KiB resident)", g->id, (int)ps[top].pid,
-	    (unsigned long long)ps[top].rss * (uint64_t)getpagesize() / 1024);
+	    (unsigned long long)ps[top].kib);
 	/* sandboxd counts the kill before its exec can end. */
 	gkilled(g->id);
 	for (i = 0; i < n; i++)
@@ -173,18 +189,26 @@ static void
 guard_choose(struct guard *g)
 {
 	struct proc	*ps;
-	int		 n, i, best = -1;
+	char		 why[128];
+	int		 n, i, best = -1, prog = -1;
 
 	ps = xcalloc(GUARD_MAX_PROCS, sizeof(*ps));
 	n = guard_procs(g, ps, GUARD_MAX_PROCS);
-	for (i = 0; i < n; i++)
-		if (best == -1 || ps[i].rss > ps[best].rss)
+	for (i = 0; i < n; i++) {
+		if (best == -1 || ps[i].kib > ps[best].kib)
 			best = i;
+		if (ps[i].top != -1 && (prog == -1 || ps[i].kib > ps[prog].kib))
+			prog = i;
+	}
 	if (best == -1)
 		guard_release(g, "no process to choose");
-	else if (ps[best].top == -1)
-		guard_release(g, "gVisor's own processes are the biggest");
-	else
+	else if (ps[best].top == -1) {
+		(void)str_fmt(why, sizeof(why), "gVisor's own processes are "
+		    "the biggest (pid %d, %llu KiB; a program's, %llu KiB)",
+		    (int)ps[best].pid, (unsigned long long)ps[best].kib,
+		    prog == -1 ? 0ULL : (unsigned long long)ps[prog].kib);
+		guard_release(g, why);
+	} else
 		guard_kill(g, ps, n, ps[best].top);
 	free(ps);
 }
@@ -221,11 +245,15 @@ guard_check(struct guard *g)
 static void
 guard_event(evutil_socket_t fd, short events, void *arg)
 {
-	uint64_t	 count;
+	/* An eventfd's count or inotify's events, of a name at most. */
+	char	 buf[256 + NAME_MAX];
 
 	/* Emptied, or it would wake us again at once. */
-	if (read(fd, &count, sizeof(count)) == -1 && errno != EAGAIN)
-		log_debug("guard: eventfd: %s", strerror(errno));
+	errno = 0;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (errno != 0 && errno != EAGAIN)
+		log_debug("guard: read: %s", strerror(errno));
 	guard_check(arg);
 }
 

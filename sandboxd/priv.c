@@ -535,13 +535,6 @@ priv_setup(void)
 	if (cgroup_helper_view(path, sizeof(path)) == -1)
 		fatalx("cgroups: %s", path);
 	priv_crun_view();
-	/*
-	 * On v2 a container's init has a leaf of its own (cg2_settle());
-	 * runsc's sandbox is two processes, its kernel and its gofer.
-	 */
-	if (rtuse_any(RUNTIME_RUNSC) && strcmp(cgroup_version(), "v1") != 0)
-		fatalx("runsc on cgroup v2 is not supported yet: no tenant "
-		    "nor image may use a runtime of kind runsc");
 	memsw = cgroup_swap();
 
 	/* Containers a previous sandboxd left: none of them is wanted. */
@@ -1265,7 +1258,7 @@ pop_start(struct pop *op, int status)
 		}
 		op->initpid = pid;
 		ctr_add(op->id, pid);
-		if (cgroup_sandbox_settle(op->id, pid) == -1) {
+		if (cgroup_sandbox_settle(op->id, pid, runsc) == -1) {
 			pop_fail(op, "cannot settle the container's cgroups");
 			return;
 		}

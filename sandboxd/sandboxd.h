@@ -297,7 +297,7 @@ const char	*cgroup_version(void);
 void		 cgroup_describe(char *, size_t);
 int		 cgroup_helper_view(char *, size_t);
 int		 cgroup_proc_match(const char *, char *, size_t);
-int		 cgroup_sandbox_settle(const char *, pid_t);
+int		 cgroup_sandbox_settle(const char *, pid_t, int);
 int		 cgroup_resettable(void);
 int		 cgroup_swap(void);
 int		 cgroup_sampled(void);

@@ -13,6 +13,15 @@ URL=http://127.0.0.1:8080/mcp
 T=${T:-$(mktemp -d /tmp/mcpd-vm.XXXXXX)}
 chmod 0755 "$T"
 
+section() {	# section NAME: a diagnostic with the time since the last
+	local now=$SECONDS
+	[ -n "${SECTION:-}" ] &&
+	    TIMES="${TIMES:-}$SECTION $((now - SECTION_T0)) s; "
+	SECTION=$1
+	SECTION_T0=$now
+	diag "--- $1"
+}
+
 # within SECONDS COMMAND...: retry the command until it succeeds, for
 # SECONDS of real time at most (wait_for counts tries, and a try takes
 # long under emulation).
@@ -81,8 +90,14 @@ ids_in() {
 	grep -oE '(^|[/:._-])[0-9a-f]{32}([/._-]|$)' <<< "$1" |
 	    grep -oE '[0-9a-f]{32}' | sort -u
 }
+# Every runtime's containers: runc's, and crun's and runsc's once an image
+# of phase 2 is under them.
 containers() {
-	runc --root "$RUNC_ROOT" list -q 2>/dev/null | sort
+	{
+		runc --root "$RUNC_ROOT" list -q
+		crun --root "$RUNC_ROOT-crun" list -q
+		runsc --root "$RUNC_ROOT-runsc" list --quiet
+	} 2>/dev/null | sort
 }
 # Every cgroup directory on the machine that names a sandbox.
 sandbox_cgroups() {

@@ -8,15 +8,6 @@
 . "$TOP/tests/vm/guest/lib.sh"
 L=${L:-$T}
 
-section() {	# section NAME: a diagnostic with the time since the last
-	local now=$SECONDS
-	[ -n "${SECTION:-}" ] &&
-	    TIMES="${TIMES:-}$SECTION $((now - SECTION_T0)) s; "
-	SECTION=$1
-	SECTION_T0=$now
-	diag "--- $1"
-}
-
 # --- the machine ------------------------------------------------------------
 
 section machine
