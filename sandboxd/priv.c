@@ -20,6 +20,7 @@
 #include <sys/pidfd.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -1602,7 +1603,7 @@ priv_oom_killed(const char *id)
 	imsgev_compose(&piev, IMSG_PRIV_OOM, 0, -1, &r, sizeof(r));
 }
 
-void
+static __attribute__((__noreturn__)) void
 priv_main(struct policy *conf, int fd, enum log_dest dest)
 {
 	struct event		*ev_chld, *ev_term;
@@ -1647,4 +1648,27 @@ priv_main(struct policy *conf, int fd, enum log_dest dest)
 
 	priv_shutdown();
 	exit(0);
+}
+
+/*
+ * Fork the helper, for the daemon and for -n's trial alike: it runs
+ * priv_main() on its end of a socketpair; ours comes back, non-blocking.
+ */
+int
+priv_fork(struct policy *conf, enum log_dest dest, pid_t *pid)
+{
+	int	 sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		fatal("socketpair");
+	if ((*pid = fork()) == -1)
+		fatal("fork");
+	if (*pid == 0) {
+		close(sv[0]);
+		priv_main(conf, sv[1], dest);
+	}
+	close(sv[1]);
+	if (fd_set_nonblock(sv[0]) == -1)
+		fatal("the helper's channel");
+	return sv[0];
 }

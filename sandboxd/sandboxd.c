@@ -460,27 +460,6 @@ sandboxd_lock(const struct policy *conf)
 	/* Held until the process and its helper are gone. */
 }
 
-/* Fork the privileged helper while the process is still whole. */
-static int
-sandboxd_fork_priv(void)
-{
-	int	 sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
-		fatal("socketpair");
-	if ((priv_pid = fork()) == -1)
-		fatal("fork");
-	if (priv_pid == 0) {
-		close(sv[0]);
-		priv_main(sandboxd.conf, sv[1], sandboxd.debug ?
-		    LOG_DEST_JOURNAL : LOG_DEST_SYSLOG);
-	}
-	close(sv[1]);
-	if (fd_set_nonblock(sv[0]) == -1)
-		fatal("the helper's channel");
-	return sv[0];
-}
-
 static void
 sandboxd_stop(void)
 {
@@ -545,7 +524,9 @@ main(int argc, char *argv[])
 	/* Under systemd, into a leaf of our group before the helper forks. */
 	if (cgroup_init(conf->run_dir, err, sizeof(err)) == -1)
 		fatalx("cgroups: %s", err);
-	pfd = sandboxd_fork_priv();
+	/* The privileged helper, forked while the process is still whole. */
+	pfd = priv_fork(sandboxd.conf, sandboxd.debug ? LOG_DEST_JOURNAL :
+	    LOG_DEST_SYSLOG, &priv_pid);
 	sandboxd.reload_who = POLICY_SANDBOXD;
 	sandboxd.reload_check = sandboxd_reload_check;
 	sandboxd.reload_done = sandboxd_reloaded;

@@ -366,8 +366,7 @@ int		 control_allowed(uint32_t);
 void		 control_server(struct conn *, struct imsg *);
 
 /* priv.c */
-void		 priv_main(struct policy *, int, enum log_dest)
-		    __attribute__((__noreturn__));
+int		 priv_fork(struct policy *, enum log_dest, pid_t *);
 
 struct daemon;
 

@@ -183,19 +183,9 @@ static pid_t
 trial_helper(struct policy *conf, struct imsgsync *h)
 {
 	pid_t	 pid;
-	int	 sv[2];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
-		fatal("socketpair");
-	if ((pid = fork()) == -1)
-		fatal("fork");
-	if (pid == 0) {
-		close(sv[0]);
-		priv_main(conf, sv[1], LOG_DEST_STDERR);
-	}
-	close(sv[1]);
-	(void)fd_set_nonblock(sv[0]);
-	imsgsync_open(h, sv[0], PROTO_MAX_FRAME, IMSGBUF_FDPASS);
+	imsgsync_open(h, priv_fork(conf, LOG_DEST_STDERR, &pid),
+	    PROTO_MAX_FRAME, IMSGBUF_FDPASS);
 	return pid;
 }
 
