@@ -5,17 +5,12 @@
 # guest's /usr, which the "host" image shows every sandbox; each attack
 # runs in one persistent sandbox, all in one sandbox_exec, and prints
 # "RESULT <errno name>" (tests/security/code.sh runs the whole set on the
-# host).  phase2.sh sources it again with HOSTILE_IMAGE, an image under
-# runsc, and HOSTILE_TIER=runsc: every attack must fail there too.
+# host).
 
-section "hostile${HOSTILE_TIER:+ under $HOSTILE_TIER}"
+section hostile
 ATTACK=/usr/local/libexec/mcpd-vmtest/attack
 REFUSED="EPERM EACCES ENOSYS EAFNOSUPPORT EINVAL"
 READONLY="EROFS EACCES EPERM ENOENT"
-# gVisor's network stack, with no route but its loopback, says so.
-UNREACH="ENETUNREACH${HOSTILE_TIER:+ EHOSTUNREACH}"
-TP=${HOSTILE_TIER:+($HOSTILE_TIER) }
-LAB_ARGS='{"name":"lab"'${HOSTILE_IMAGE:+',"image":"'$HOSTILE_IMAGE'"'}'}'
 spid=$(prop mcp-sandboxd.service MainPID)
 # DESCRIPTION|attack's arguments|the safe outcomes
 cat > "$T/attacks" <<EOF
@@ -38,7 +33,7 @@ userfaultfd|userfaultfd|$REFUSED
 io_uring_setup|io_uring|$REFUSED
 clock_settime|clock_settime|$REFUSED
 mknod of a block device|mknod_block vda|$REFUSED
-egress to a public address|connect4 1.1.1.1|$UNREACH
+egress to a public address|connect4 1.1.1.1|ENETUNREACH
 the guest's MCP endpoint on its loopback|connect4 127.0.0.1 8080|ECONNREFUSED
 SIGKILL to mcp-sandboxd (pid $spid)|kill_pid $spid|ESRCH
 opening the guest's disk|open_rw /dev/vda|ENOENT EACCES
@@ -54,12 +49,9 @@ for f in cgroup.procs cgroup.subtree_control memory.max pids.max cpu.max \
 	echo "a write to /sys/fs/cgroup/$f|write /sys/fs/cgroup/$f max|$READONLY"
 done >> "$T/attacks"
 
-mcp sandbox_create "$LAB_ARGS"
-check "${TP}a persistent sandbox for the attacks ($(sc 's.get("id")'))" \
+mcp sandbox_create '{"name":"lab"}'
+check "a persistent sandbox for the attacks ($(sc 's.get("id")'))" \
     grep -qE '^[0-9a-f]{32}$' <<< "$(sc 's.get("id")')"
-[ -n "${HOSTILE_TIER:-}" ] &&
-    check "${TP}under $HOSTILE_TIER ($(sc 's.get("runtime")'))" \
-    test "$(sc 's.get("runtime")')" = "$HOSTILE_TIER"
 n=0
 script=
 while IFS='|' read -r desc args safe; do
@@ -88,24 +80,17 @@ n=0
 while IFS='|' read -r desc args safe; do
 	n=$((n + 1))
 	got=$(result_of "$n")
-	check "$TP$desc is refused: ${got:-no result}" \
+	check "$desc is refused: ${got:-no result}" \
 	    eval 'case " $safe " in *" ${got:-none} "*) true ;; *) false ;; esac'
 done < "$T/attacks"
 got=$(section_of abi | tr '\n' ' ')
-if [ -n "${HOSTILE_TIER:-}" ]; then
-	# gVisor has no 32-bit ABI: the call never reaches a kernel.
-	check "${TP}a system call through the int80 ABI fails: $got" \
-	    eval '[[ "$got" != *SUCCEEDED* && "$got" == *status=* &&
-	    "$got" != *status=0* ]]'
-else
-	check "a system call through the int80 ABI is killed by SIGSYS: $got" \
-	    eval '[[ "$got" != *SUCCEEDED* && "$got" == *status=159* ]]'
-fi
+check "a system call through the int80 ABI is killed by SIGSYS: $got" \
+    eval '[[ "$got" != *SUCCEEDED* && "$got" == *status=159* ]]'
 got=$(section_of mkdir | tr '\n' ' ')
-check "${TP}a group of its own cannot be made: $got" \
+check "a group of its own cannot be made: $got" \
     eval '[[ "$got" != *status=0* ]]'
 got=$(section_of cgroup | tr '\n' ' ')
-check "${TP}its cgroup namespace hides where its group is: $got" \
+check "its cgroup namespace hides where its group is: $got" \
     eval '[ -n "$got" ] && [[ "$got" != *.slice* && "$got" != *mcp-sandboxd* ]]'
 mcp sandbox_stop '{"sandbox":"lab"}'
-check_clean "the attacks${HOSTILE_TIER:+ under $HOSTILE_TIER}"
+check_clean "the attacks"
