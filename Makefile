@@ -29,7 +29,8 @@ TMPFILESDIR	?= /usr/lib/tmpfiles.d
 CC		?= cc
 BISON		?= bison
 PKG_CONFIG	?= pkg-config
-PKGS		:= libevent jansson sqlite3 libseccomp libcap-ng libsodium
+PKGS		:= libevent libevent_openssl openssl jansson sqlite3 libseccomp \
+		   libcap-ng libsodium
 
 ifeq ($(SANITIZE),1)
 B		:= build-san
@@ -63,7 +64,9 @@ PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 INCS		= -Icommon -Ipolicy -I$(B)
 ALL_CFLAGS	= -std=gnu11 $(OPTFLAGS) $(WARNFLAGS) $(HARDFLAGS) $(SANFLAGS) \
 		  $(DEFS) $(INCS) $(PKG_CFLAGS) $(CFLAGS)
-ALL_LDFLAGS	= -pie -Wl,-z,relro,-z,now $(SANFLAGS) $(LDFLAGS)
+# Each program records only the libraries it uses (OpenSSL: mcpd's).
+ALL_LDFLAGS	= -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANFLAGS) \
+		  $(LDFLAGS)
 
 COMMON_SRCS	:= $(wildcard common/*.c)
 POLICY_SRCS	:= $(wildcard policy/*.c)

@@ -30,8 +30,12 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/listener.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "http.h"
 #include "log.h"
@@ -69,6 +73,7 @@ struct http_conn {
 	void			*larg;		/* its listener's */
 	int			 has_cred;	/* unix socket: peer creds */
 	uid_t			 uid;
+	int			 tls;
 };
 
 struct http_server {
@@ -80,6 +85,7 @@ struct http_server {
 	unsigned int		 nconns;
 	struct evconnlistener	*listeners[16];
 	void			*largs[16];
+	int			 ltls[16];	/* the listener's is HTTPS */
 	int			 nlisteners;
 };
 
@@ -402,6 +408,7 @@ conn_bind(struct http_conn *c)
 	req->conn = c;
 	str_copy(req->peer, c->peer, sizeof(req->peer));
 	req->larg = c->larg;
+	req->tls = c->tls;
 	req->has_cred = c->has_cred;
 	req->uid = c->uid;
 }
@@ -780,6 +787,21 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 	conn_parse(c);
 }
 
+/* A failed handshake, or a connection broken in TLS: OpenSSL's reason. */
+static void
+conn_tls_error(struct http_conn *c, struct bufferevent *bev)
+{
+	unsigned long	 e;
+	char		 reason[256];
+
+	if ((e = bufferevent_get_openssl_error(bev)) == 0)
+		return;
+	ERR_error_string_n(e, reason, sizeof(reason));
+	log_debug("http %s: TLS: %s", c->peer, reason);
+	while (bufferevent_get_openssl_error(bev) != 0)
+		;
+}
+
 static void
 conn_event_cb(struct bufferevent *bev, short events, void *arg)
 {
@@ -795,6 +817,8 @@ conn_event_cb(struct bufferevent *bev, short events, void *arg)
 		bufferevent_disable(bev, EV_READ);
 		return;
 	}
+	if ((events & BEV_EVENT_ERROR) && c->tls)
+		conn_tls_error(c, bev);
 	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		conn_free(c);
 }
@@ -825,14 +849,18 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	struct http_server	*srv = arg;
 	struct http_conn	*c;
 	struct ucred		 uc;
+	struct ssl_ctx_st	*ctx;
+	SSL			*ssl = NULL;
 	char			 addr[INET6_ADDRSTRLEN];
 	int			 i;
 
 	c = xcalloc(1, sizeof(*c));
 	c->srv = srv;
 	for (i = 0; i < srv->nlisteners; i++)
-		if (srv->listeners[i] == l)
+		if (srv->listeners[i] == l) {
 			c->larg = srv->largs[i];
+			c->tls = srv->ltls[i];
+		}
 	if (sa->sa_family == AF_INET)
 		snprintf(c->peer, sizeof(c->peer), "%s:%u",
 		    inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr,
@@ -853,14 +881,32 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 		} else
 			snprintf(c->peer, sizeof(c->peer), "unix");
 	}
-	if ((c->bev = bufferevent_socket_new(srv->base, fd,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL ||
+	if (c->tls) {
+		ctx = srv->set.tls_context != NULL ?
+		    srv->set.tls_context() : NULL;
+		if (ctx == NULL || (ssl = SSL_new(ctx)) == NULL) {
+			log_warnx("http %s: no TLS context", c->peer);
+			close(fd);
+			free(c);
+			return;
+		}
+		/* The SSL, and with it the socket, go with the bufferevent. */
+		if ((c->bev = bufferevent_openssl_socket_new(srv->base, fd,
+		    ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE)) !=
+		    NULL)
+			/* A client that just closes is an end, not an error. */
+			bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+	} else
+		c->bev = bufferevent_socket_new(srv->base, fd,
+		    BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL ||
 	    (c->ev_timer = evtimer_new(srv->base, conn_timeout_cb, c)) ==
 	    NULL) {
 		if (c->bev != NULL)
 			bufferevent_free(c->bev);
-		else
+		else if (ssl == NULL)
 			close(fd);
+		/* else libevent failed to allocate: the SSL is its own. */
 		free(c);
 		return;
 	}
@@ -901,7 +947,7 @@ http_server_new(struct event_base *base, const struct http_settings *set,
 }
 
 int
-http_server_listen(struct http_server *srv, int fd, void *larg)
+http_server_listen(struct http_server *srv, int fd, void *larg, int tls)
 {
 	struct evconnlistener	*l;
 
@@ -915,6 +961,7 @@ http_server_listen(struct http_server *srv, int fd, void *larg)
 		return -1;
 	evconnlistener_set_error_cb(l, server_accept_error);
 	srv->largs[srv->nlisteners] = larg;
+	srv->ltls[srv->nlisteners] = tls;
 	srv->listeners[srv->nlisteners++] = l;
 	return 0;
 }

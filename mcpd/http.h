@@ -44,6 +44,7 @@ struct http_req {
 	void			*larg;		/* its listener's */
 	int			 has_cred;	/* unix socket: peer's uid */
 	uid_t			 uid;
+	int			 tls;		/* it came over TLS */
 	void			*data;		/* the handler's */
 	/* Called once if the client goes away while a reply is open. */
 	void			(*gone)(struct http_req *);
@@ -64,6 +65,8 @@ struct http_settings {
 	size_t		 max_queued;	/* bytes unsent before we give up */
 	/* Optional: told the status of every response, as it starts. */
 	void		(*status)(int);
+	/* The TLS context a new connection of a tls listener gets. */
+	struct ssl_ctx_st *(*tls_context)(void);
 };
 
 typedef void	(*http_handler_fn)(struct http_req *, void *);
@@ -71,7 +74,7 @@ typedef void	(*http_handler_fn)(struct http_req *, void *);
 struct http_server *http_server_new(struct event_base *,
 		    const struct http_settings *, http_handler_fn, void *);
 /* Serve on a listening TCP or unix socket; requests carry larg. */
-int		 http_server_listen(struct http_server *, int, void *);
+int		 http_server_listen(struct http_server *, int, void *, int);
 void		 http_server_free(struct http_server *);
 unsigned int	 http_server_conns(const struct http_server *);
 

@@ -1557,6 +1557,7 @@ httpd_start(struct event_base *base, const struct policy *conf,
 	set.idle_timeout = 120;
 	set.max_queued = 32 * 1024 * 1024;
 	set.status = metrics_http_status;
+	set.tls_context = tls_context;
 	h.srv = http_server_new(base, &set, httpd_handle, NULL);
 	h.socks = xcalloc((size_t)nsocks, sizeof(*h.socks));
 	h.nsocks = nsocks;
@@ -1567,9 +1568,11 @@ httpd_start(struct event_base *base, const struct policy *conf,
 		str_copy(ls->name, socks[i].name, sizeof(ls->name));
 		if (ls->la != NULL && ls->la->tenant[0] != '\0')
 			ls->open = policy_tenant(conf, ls->la->tenant);
-		if (http_server_listen(h.srv, socks[i].fd, ls) == -1)
+		if (http_server_listen(h.srv, socks[i].fd, ls,
+		    ls->la != NULL && ls->la->tls) == -1)
 			fatalx("cannot serve HTTP on %s", ls->name);
-		log_info("serving MCP on %s%s%s", ls->name,
+		log_info("serving MCP on %s%s%s%s", ls->name,
+		    ls->la != NULL && ls->la->tls ? " with TLS" : "",
 		    ls->open != NULL ? " as tenant " : "",
 		    ls->open != NULL ? ls->open->name : "");
 	}
@@ -1613,8 +1616,18 @@ reload_session(struct mcp_session *sess, void *arg)
 void
 httpd_reloaded(void)
 {
+	char		 err[PATH_MAX + 256];
 	unsigned int	 n = 0;
 	int		 i;
+
+	/* A renewed certificate, for the connections from now on. */
+	if (tls_context() != NULL) {
+		if (tls_load(h.conf, err, sizeof(err)) == -1)
+			log_warnx("reload: %s: the certificate served stays",
+			    err);
+		else
+			log_info("reload: TLS certificate and key read again");
+	}
 
 	for (i = 0; i < h.nsocks; i++)
 		if (h.socks[i].open != NULL && h.socks[i].open->gone)

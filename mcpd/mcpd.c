@@ -332,6 +332,13 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 		/* Tenant users named anew on SIGHUP are looked up there. */
 		paths[np].path = POLICY_PASSWD;
 		paths[np++].access = LL_READ;
+		/* And a renewed certificate. */
+		if (tls_context() != NULL) {
+			paths[np].path = conf->tls_cert;
+			paths[np++].access = LL_READ;
+			paths[np].path = conf->tls_key;
+			paths[np++].access = LL_READ;
+		}
 		if (mcpd.privileged)
 			priv_drop(conf->uid, conf->gid);
 	}
@@ -377,12 +384,43 @@ mcpd_sibling(struct sibling *s, const char *path, enum proc_role role,
 /* --- Listening sockets ---------------------------------------------- */
 
 
+/* Is a TCP socket bound to the loopback (127/8, ::1, or 127/8 mapped)? */
+static int
+sock_loopback(int fd)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof(ss);
+	const struct in6_addr	*a6;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == -1)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >>
+		    24) == 127;
+	if (ss.ss_family != AF_INET6)
+		return 0;
+	a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	return IN6_IS_ADDR_LOOPBACK(a6) ||
+	    (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+}
+
+/*
+ * A listening socket, from a listen statement or systemd.  Plain HTTP
+ * off the loopback carries bearer tokens in the clear: only where its
+ * listen statement says tls, or plaintext (a TLS proxy in front).
+ */
 static void
 sock_add(int fd, int is_unix, const struct listen_addr *la,
     const char *name)
 {
 	if (nsocks == (int)nitems(socks))
 		fatalx("too many listening sockets");
+	if (!is_unix && !sock_loopback(fd) &&
+	    (la == NULL || (!la->tls && !la->plaintext)))
+		fatalx("%s: plain HTTP off the loopback would carry bearer "
+		    "tokens in the clear: give it a listen statement with "
+		    "\"tls\", or \"plaintext\" if a TLS proxy sits in front",
+		    name);
 	socks[nsocks].fd = fd;
 	socks[nsocks].is_unix = is_unix;
 	socks[nsocks].la = la;
@@ -504,6 +542,35 @@ mcpd_listeners(const struct policy *conf)
 		    "or use --stdio", mcpd.conffile);
 }
 
+/* The listeners with tls: their certificate, read while we are root. */
+static void
+mcpd_tls(const struct policy *conf)
+{
+	char	 err[PATH_MAX + 256];
+	int	 i;
+
+	for (i = 0; i < nsocks; i++)
+		if (socks[i].la != NULL && socks[i].la->tls)
+			break;
+	if (i == nsocks)
+		return;
+	if (tls_load(conf, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+}
+
+/* mcpd -n: the files of the listeners with tls make a TLS context. */
+static int
+mcpd_check(struct daemon *d)
+{
+	char	 err[PATH_MAX + 256];
+
+	if (tls_check(d->conf, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 static void
 mcpd_reloaded(struct daemon *d)
 {
@@ -550,7 +617,7 @@ mcpd_main(int argc, char *argv[])
 	char			 buf[32];
 
 	usage_stdio(&argc, argv);
-	daemon_init(&mcpd, "mcpd", argc, argv, NULL);
+	daemon_init(&mcpd, "mcpd", argc, argv, mcpd_check);
 	conf = mcpd.conf;
 	mcpd_conf = conf;
 	if (stdio_mode) {
@@ -573,6 +640,7 @@ mcpd_main(int argc, char *argv[])
 			exit(1);
 		acl_init(&mcpd_acl, conf, mcpd.privileged);
 		mcpd_listeners(conf);
+		mcpd_tls(conf);
 		mcpd.reload_who = POLICY_MCPD;
 		mcpd.reload_done = mcpd_reloaded;
 	}
@@ -635,6 +703,7 @@ mcpd_main(int argc, char *argv[])
 		stdio_stop();
 	else
 		httpd_stop();
+	tls_free();
 	client_free(sib_sandboxd.client);
 	event_free(sib_sandboxd.ev_ping);
 	client_free(sib_auditd.client);

@@ -55,6 +55,14 @@ void		 httpd_stop(void);
 void		 httpd_reloaded(void);
 unsigned int	 httpd_conns(void);
 
+/* tls.c: the listeners with tls. */
+struct ssl_ctx_st;
+int		 tls_wanted(const struct policy *);
+int		 tls_load(const struct policy *, char *, size_t);
+int		 tls_check(const struct policy *, char *, size_t);
+struct ssl_ctx_st *tls_context(void);
+void		 tls_free(void);
+
 /* observe.c: /healthz and /metrics, for a request let in. */
 struct http_req;
 void		 observe_healthz(struct http_req *);

@@ -72,6 +72,8 @@ struct ploc {
 #define SEEN_AUDIT	0x0080
 #define SEEN_UIDS	0x0100
 #define SEEN_RUNTIME	0x0200
+#define SEEN_TLS_CERT	0x0400
+#define SEEN_TLS_KEY	0x0800
 
 /* Fields of a tenant, language or audit block that may be given once. */
 #define FIELD_LIMITS	0x0001
@@ -175,6 +177,8 @@ struct parse_ctx {
 	struct ploc	 runtime_loc;	/* of the runtime statement */
 	struct ploc	 runtime_locs[POLICY_RUNTIMES_MAX];	/* blocks */
 	struct ploc	 run_dir_loc;
+	struct ploc	 tls_loc;	/* the first listener with tls */
+	int		 tls_listens;
 	struct ploc	 state_dir_loc;
 	uint64_t	 pool_idle;	/* of the image being read */
 
@@ -206,8 +210,11 @@ static void	 set_path(struct parse_ctx *, const struct ploc *,
 static long long number(struct parse_ctx *, const struct ploc *,
 		    const char *, char *, uint64_t, uint64_t);
 static long long mode(struct parse_ctx *, const struct ploc *, char *);
+/* What a TCP listen statement says of its transport. */
+enum { LISTEN_PLAIN, LISTEN_TLS, LISTEN_PLAINTEXT };
+
 static void	 listen_tcp(struct parse_ctx *, const struct ploc *, char *,
-		    long long, char *);
+		    long long, char *, long long);
 static void	 listen_unix(struct parse_ctx *, const struct ploc *, char *,
 		    long long, char *);
 static void	 allow_host(struct parse_ctx *, const struct ploc *, char *);
@@ -293,10 +300,11 @@ static void	 runtime_platform(struct parse_ctx *, const struct ploc *,
 %token	VERSION "version" RUNTIME "runtime" KIND "kind" PLATFORM "platform"
 %token	AUDIT "audit" REQUIRED "required" YES "yes" NO "no"
 %token	DATABASE "database" EXCERPT "excerpt" METRICS "metrics"
+%token	TLS "tls" CERTIFICATE "certificate" KEY "key" PLAINTEXT "plaintext"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
 %type	<string> string imgname rtname macroname listentenant imgruntime
-%type	<number> pool unixmode yesno readonly
+%type	<number> pool unixmode yesno readonly listentls
 %destructor { free($$); } <string>
 
 %%
@@ -387,9 +395,19 @@ main		: USER string {
 		| SANDBOX UIDS NUMBER NUMBER {
 			set_uids(ctx, &@1, $3, $4);
 		}
-		| LISTEN ON string PORT NUMBER listentenant {
+		| LISTEN ON string PORT NUMBER listentenant listentls {
 			listen_tcp(ctx, &@1, $3,
-			    number(ctx, &@1, "port", $5, 1, 65535), $6);
+			    number(ctx, &@1, "port", $5, 1, 65535), $6, $7);
+		}
+		| TLS CERTIFICATE string {
+			set_path(ctx, &@1, &ctx->seen, SEEN_TLS_CERT,
+			    "tls certificate", $3, ctx->p->tls_cert,
+			    sizeof(ctx->p->tls_cert));
+		}
+		| TLS KEY string {
+			set_path(ctx, &@1, &ctx->seen, SEEN_TLS_KEY,
+			    "tls key", $3, ctx->p->tls_key,
+			    sizeof(ctx->p->tls_key));
 		}
 		| LISTEN ON UNIX string unixmode listentenant {
 			listen_unix(ctx, &@1, $4, $5, $6);
@@ -408,6 +426,11 @@ main		: USER string {
 
 listentenant	: %empty			{ $$ = NULL; }
 		| TENANT string			{ $$ = $2; }
+		;
+
+listentls	: %empty			{ $$ = LISTEN_PLAIN; }
+		| TLS				{ $$ = LISTEN_TLS; }
+		| PLAINTEXT			{ $$ = LISTEN_PLAINTEXT; }
 		;
 
 unixmode	: %empty			{ $$ = DEFAULT_UNIX_MODE; }
@@ -581,6 +604,7 @@ static const struct keyword {
 	{ "allow",		ALLOW },
 	{ "audit",		AUDIT },
 	{ "build",		BUILD },
+	{ "certificate",	CERTIFICATE },
 	{ "cpus",		CPUS },
 	{ "database",		DATABASE },
 	{ "directory",		DIRECTORY },
@@ -593,6 +617,7 @@ static const struct keyword {
 	{ "idle",		IDLE },
 	{ "image",		IMAGE },
 	{ "include",		INCLUDE },
+	{ "key",		KEY },
 	{ "kind",		KIND },
 	{ "language",		LANGUAGE },
 	{ "lifetime",		LIFETIME },
@@ -611,6 +636,7 @@ static const struct keyword {
 	{ "output",		OUTPUT },
 	{ "path",		PATH },
 	{ "pids",		PIDS },
+	{ "plaintext",		PLAINTEXT },
 	{ "platform",		PLATFORM },
 	{ "pool",		POOL },
 	{ "port",		PORT },
@@ -628,6 +654,7 @@ static const struct keyword {
 	{ "state",		STATE },
 	{ "tenant",		TENANT },
 	{ "timeout",		TIMEOUT },
+	{ "tls",		TLS },
 	{ "token",		TOKEN },
 	{ "uid",		UID },
 	{ "uids",		UIDS },
@@ -1578,12 +1605,41 @@ listen_tenant(struct parse_ctx *ctx, const struct ploc *loc,
 	return check_name(ctx, loc, "tenant name", tenant);
 }
 
+/* "localhost", or an address of the loopback: 127/8 or ::1. */
+static int
+host_loopback(const char *host)
+{
+	struct in_addr	 a4;
+	struct in6_addr	 a6;
+
+	if (strcasecmp(host, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return 0;
+}
+
+/*
+ * Bearer tokens cross the network in the clear on plain HTTP: off the
+ * loopback, only with tls, or plaintext said (a TLS proxy in front).
+ */
 static void
 listen_tcp(struct parse_ctx *ctx, const struct ploc *loc, char *host,
-    long long port, char *tenant)
+    long long port, char *tenant, long long transport)
 {
 	struct listen_addr	*la;
 	int			 bad = 0;
+
+	if (transport == LISTEN_PLAIN && port != -1 &&
+	    check_host(host) == 0 && !host_loopback(host)) {
+		perr(ctx, loc, "listen on %s port %lld: plain HTTP off the "
+		    "loopback would carry bearer tokens in the clear: add "
+		    "\"tls\" (with tls certificate and tls key), or "
+		    "\"plaintext\" if a TLS proxy sits in front", host, port);
+		bad = 1;
+	}
 
 	if (strlen(host) >= sizeof(la->host)) {
 		perr(ctx, loc, "listen address too long (at most %zu bytes)",
@@ -1602,6 +1658,10 @@ listen_tcp(struct parse_ctx *ctx, const struct ploc *loc, char *host,
 		(void)copy(ctx, loc, "listen address", la->host, host,
 		    sizeof(la->host));
 		la->port = (uint16_t)port;
+		la->tls = transport == LISTEN_TLS;
+		la->plaintext = transport == LISTEN_PLAINTEXT;
+		if (la->tls && ctx->tls_listens++ == 0)
+			ctx->tls_loc = *loc;
 		listen_add(ctx, loc, la, tenant);
 	}
 	free(host);
@@ -2795,6 +2855,11 @@ finish_listens(struct parse_ctx *ctx)
 			perr(ctx, loc, "listen on unix %s: unknown tenant "
 			    "\"%s\"", la->path, la->tenant);
 	}
+	if (ctx->tls_listens > 0 && (ctx->p->tls_cert[0] == '\0' ||
+	    ctx->p->tls_key[0] == '\0'))
+		perr(ctx, &ctx->tls_loc, "a listener with tls needs \"tls "
+		    "certificate\" and \"tls key\": the files of its "
+		    "certificate chain and private key (PEM)");
 }
 
 static void

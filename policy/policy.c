@@ -576,6 +576,20 @@ dump_listens(FILE *fp, const struct policy *p)
 			fprintf(fp, " tenant ");
 			dump_string(fp, la->tenant);
 		}
+		if (la->tls)
+			fprintf(fp, " tls");
+		else if (la->plaintext)
+			fprintf(fp, " plaintext");
+		fputc('\n', fp);
+	}
+	if (p->tls_cert[0] != '\0') {
+		fprintf(fp, "tls certificate ");
+		dump_string(fp, p->tls_cert);
+		fputc('\n', fp);
+	}
+	if (p->tls_key[0] != '\0') {
+		fprintf(fp, "tls key ");
+		dump_string(fp, p->tls_key);
 		fputc('\n', fp);
 	}
 }

@@ -117,6 +117,9 @@ struct listen_addr {
 	char			 path[POLICY_SOCK_MAX];	/* UNIX */
 	mode_t			 mode;		/* UNIX */
 	char			 tenant[POLICY_NAME_MAX]; /* "": token or uid */
+	int			 tls;		/* TCP: HTTPS */
+	/* TCP: plain HTTP off the loopback, a TLS proxy in front. */
+	int			 plaintext;
 };
 
 struct tenant_uid {
@@ -256,6 +259,9 @@ struct policy {
 	uint32_t		 uid_slots;	/* sandboxes at once */
 
 	TAILQ_HEAD(, listen_addr) listens;
+	/* The certificate chain and key of the listeners with tls. */
+	char			 tls_cert[PATH_MAX];
+	char			 tls_key[PATH_MAX];
 	/* Lower case; the loopback names are always allowed as hosts. */
 	char			**allow_hosts;	/* HTTP Host names */
 	size_t			 nallow_hosts;

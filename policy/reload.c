@@ -370,6 +370,9 @@ static const struct {
 	{ "audit database", offsetof(struct policy, audit.database),
 	    POLICY_AUDITD },
 	{ "audit user", offsetof(struct policy, audit.user), POLICY_ALL },
+	/* Their contents are read again; the paths are Landlock's. */
+	{ "tls certificate", offsetof(struct policy, tls_cert), POLICY_MCPD },
+	{ "tls key", offsetof(struct policy, tls_key), POLICY_MCPD },
 };
 
 static int
@@ -383,7 +386,8 @@ listens_same(const struct policy *a, const struct policy *b)
 		if (x->type != y->type || x->port != y->port ||
 		    x->mode != y->mode || strcmp(x->host, y->host) != 0 ||
 		    strcmp(x->path, y->path) != 0 ||
-		    strcmp(x->tenant, y->tenant) != 0)
+		    strcmp(x->tenant, y->tenant) != 0 || x->tls != y->tls ||
+		    x->plaintext != y->plaintext)
 			return 0;
 	return x == NULL && y == NULL;
 }

@@ -13,7 +13,7 @@ if [ "${1:-}" = -l ]; then
 fi
 
 build="gcc make pkg-config bison libevent-dev libjansson-dev libsqlite3-dev
-libseccomp-dev libcap-ng-dev libsodium-dev"
+libseccomp-dev libcap-ng-dev libsodium-dev libssl-dev"
 # Containers (runc), persistent workspaces (mkfs.ext4), egress networking
 # (slirp4netns), the host image's interpreters for the default languages
 # (python3, node), and what mcpctl builds and imports images with
@@ -28,7 +28,8 @@ umoci"
 # offers.
 languages="python3 nodejs node-typescript dash bash gcc g++ golang-go rustc
 default-jdk-headless ruby perl php-cli"
-# The tests also drive gdb, sqlite3, mandoc, ps, losetup, ip and curl, and npm
+# The tests also drive gdb, sqlite3, mandoc, ps, losetup, ip, curl and openssl
+# (tests/integration/tls.sh makes its certificates with it), and npm
 # installs the interop tests' clients (tests/package.json) into
 # tests/node_modules.  tests/integration/languages.sh runs every language
 # of the built-in table on the host image, so all of them are here, with
@@ -44,7 +45,7 @@ vm="qemu-system-x86 qemu-utils"
 if apt-cache show virtiofsd > /dev/null 2>&1; then
 	vm="$vm virtiofsd"
 fi
-check="$run crun gdb sqlite3 mandoc procps util-linux iproute2 curl npm systemd
+check="$run crun gdb sqlite3 mandoc procps util-linux iproute2 curl openssl npm systemd
 $languages python3-matplotlib python3-pip $vm"
 # make fuzz alone: clang, and libFuzzer from compiler-rt.
 fuzz="$build clang libclang-rt-dev"

@@ -483,6 +483,15 @@ kill_daemons() {	# kill_daemons [GRACE]
 	for p in "${PID[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 }
+# cleanup_bg: the EXIT trap of a test whose background jobs are in BGPIDS:
+# they, the daemons and $T go.
+cleanup_bg() {
+	local p
+	for p in ${BGPIDS:-}; do kill "$p" 2>/dev/null; done
+	kill_daemons 0.5
+	remove_tmp
+}
+
 remove_tmp() {
 	[ -n "${KEEP:-}" ] && echo "# kept $T" || rm -rf "$T"
 }

@@ -154,6 +154,32 @@ for rt in crun runsc; do
 	rm -rf "$rrun"
 done
 
+# TLS=1: HTTPS with a certificate of a CA of the run directory's, which
+# it names for clients to trust.
+trun=$T/run-tls
+: > "$T/out"
+TLS=1 RUN_DIR=$trun PORT=18080 setsid bash "$TOP/scripts/run.sh" \
+    > "$T/out" 2>&1 &
+pg=$!
+wait_log "$T/out" "ping mcpd -> sandboxd -> auditd -> mcpd:" 60
+check "TLS=1 make run says where its CA is, and an https URL" \
+    eval 'grep -q "^run: TLS: the certificate.s CA is $trun/tls/ca.pem" "$T/out" &&
+    grep -q "^run: MCP endpoint https://127.0.0.1:18080/mcp" "$T/out"'
+st=$(curl -s --noproxy '*' -m 30 -o /dev/null -w '%{http_code}' \
+    --cacert "$trun/tls/ca.pem" https://127.0.0.1:18080/healthz)
+check "and serves HTTPS that its CA verifies ($st)" test "$st" = 200
+st=$(curl -s --noproxy '*' -m 30 -o /dev/null -w '%{http_code}' \
+    https://127.0.0.1:18080/healthz)
+check "which a client that does not trust it refuses ($st)" test "$st" = 000
+check "the key is not readable by others" \
+    test "$(stat -c %a "$trun/tls/key.pem")" = 640 -a \
+    "$(stat -c %a "$trun/tls/ca.key")" = 600
+stop_run
+rm -rf "$trun"
+out=$(TLS=yes RUN_DIR=$T/bad bash "$TOP/scripts/run.sh" 2>&1)
+check "TLS=yes is refused ($out)" \
+    eval '[[ "$out" == *"TLS=yes: 1 or nothing"* ]]'
+
 out=$(RUNTIME=docker RUN_DIR=$T/bad bash "$TOP/scripts/run.sh" 2>&1)
 rc=$?
 check "RUNTIME=docker is refused, naming the choices ($rc: $out)" \

@@ -61,13 +61,7 @@ audit {
 EOF
 
 BGPIDS=""
-cleanup() {
-	local p
-	for p in $BGPIDS; do kill "$p" 2>/dev/null; done
-	kill_daemons 0.5
-	remove_tmp
-}
-trap cleanup EXIT
+trap cleanup_bg EXIT
 
 if ! command -v curl > /dev/null; then
 	not_ok "curl is needed"

@@ -84,13 +84,7 @@ $BOB"
 write_conf
 
 BGPIDS=""
-cleanup() {
-	local p
-	for p in $BGPIDS; do kill "$p" 2>/dev/null; done
-	kill_daemons 0.5
-	remove_tmp
-}
-trap cleanup EXIT
+trap cleanup_bg EXIT
 
 # --- helpers -----------------------------------------------------------------
 

@@ -431,7 +431,10 @@ static const char rich[] =
     "sandbox socket /run/m/sb.sock\n"
     "listen on 127.0.0.1 port 8080\n"
     "listen on ::1 port $alt\n"
-    "listen on * port 9000 tenant bob\n"
+    "listen on * port 9000 tenant bob plaintext\n"
+    "listen on 192.0.2.7 port 8443 tls\n"
+    "tls certificate /etc/m/chain.pem\n"
+    "tls key \"/etc/m/key.pem\"\n"
     "listen on unix /run/m/a.sock\n"
     "listen on unix /run/m/b.sock mode 600 tenant alice\n"
     "listen on unix /run/m/c.sock tenant \"bob\"\n"
@@ -533,6 +536,13 @@ test_rich_globals(const struct policy *p)
 	    "listen on *");
 	ok(la != NULL && strcmp(la->tenant, "bob") == 0,
 	    "TCP listener with a tenant");
+	ok(la != NULL && la->plaintext && !la->tls,
+	    "plain HTTP off the loopback, said");
+	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
+	ok(la != NULL && la->tls && !la->plaintext && la->port == 8443 &&
+	    strcmp(la->host, "192.0.2.7") == 0, "listen with tls");
+	ok(strcmp(p->tls_cert, "/etc/m/chain.pem") == 0 &&
+	    strcmp(p->tls_key, "/etc/m/key.pem") == 0, "tls certificate, key");
 	la = la != NULL ? TAILQ_NEXT(la, entry) : NULL;
 	ok(la != NULL && la->type == LISTEN_UNIX &&
 	    strcmp(la->path, "/run/m/a.sock") == 0 &&
@@ -694,7 +704,9 @@ test_rich_dump(const struct policy *p)
 {
 	static const char *const lines[] = {
 		"listen on \"127.0.0.1\" port 8080\n",
-		"listen on \"*\" port 9000 tenant \"bob\"\n",
+		"listen on \"*\" port 9000 tenant \"bob\" plaintext\n",
+		"listen on \"192.0.2.7\" port 8443 tls\n",
+		"tls certificate \"/etc/m/chain.pem\"\ntls key \"/etc/m/key.pem\"\n",
 		"listen on unix \"/run/m/a.sock\" mode 0660\n",
 		"listen on unix \"/run/m/b.sock\" mode 0600 tenant \"alice\"\n",
 		"\nallow host \"mcp.example.com\"\n",
@@ -1039,6 +1051,30 @@ test_added_errors(void)
 	    "t.conf:1: syntax error, unexpected string \"a.example\", "
 	    "expecting \"host\" or \"origin\"");
 
+	fails("plain HTTP on every address",
+	    "listen on * port 80\n",
+	    "t.conf:1: listen on * port 80: plain HTTP off the loopback "
+	    "would carry bearer tokens in the clear: add \"tls\" (with tls "
+	    "certificate and tls key), or \"plaintext\" if a TLS proxy sits "
+	    "in front");
+	fails("plain HTTP on a host name",
+	    "listen on mcp.example.com port 80\n",
+	    "t.conf:1: listen on mcp.example.com port 80: plain HTTP off the "
+	    "loopback would carry bearer tokens in the clear: add \"tls\" "
+	    "(with tls certificate and tls key), or \"plaintext\" if a TLS "
+	    "proxy sits in front");
+	fails("tls without the files",
+	    "tls key /k.pem\n\nlisten on * port 443 tls\n",
+	    "t.conf:3: a listener with tls needs \"tls certificate\" and "
+	    "\"tls key\": the files of its certificate chain and private key "
+	    "(PEM)");
+	fails("tls certificate twice",
+	    "tls certificate /a\ntls certificate /b\n",
+	    "t.conf:2: tls certificate given twice");
+	fails("tls and plaintext both",
+	    "tls certificate /c\ntls key /k\nlisten on * port 1 tls plaintext\n",
+	    "t.conf:3: syntax error, unexpected \"plaintext\", expecting "
+	    "end of line");
 	fails("unknown tenant on a TCP listener",
 	    "listen on 127.0.0.1 port 80 tenant bob\n"
 	    "tenant alice {\n\tuid 1\n}\n",
@@ -1293,7 +1329,7 @@ test_values(void)
 	    "tenant u {\n\tuid 2\n\tmax sandboxes 10000\n}\n"
 	    "image big host pool 64\n"
 	    "listen on localhost port 1\n"
-	    "listen on 0.0.0.0 port 65535\n"
+	    "listen on 0.0.0.0 port 65535 plaintext\n"
 	    "listen on unix /x.sock mode 0\n"
 	    "listen on unix /y.sock mode 0777\n");
 	if (p == NULL)
@@ -1634,7 +1670,8 @@ test_duplicates(void)
 	    "language a {\n\talias b\n\tfile a\n\trun a\n}\n"
 	    "language b {\n\tfile b\n\trun b\n}\n",
 	    "t.conf:6: language \"b\" is an alias of language \"a\"");
-	fails("listen twice", "listen on * port 1\nlisten on * port 1\n",
+	fails("listen twice",
+	    "listen on * port 1 plaintext\nlisten on * port 1 plaintext\n",
 	    "t.conf:2: listen address given twice");
 }
 
