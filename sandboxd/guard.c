@@ -97,19 +97,18 @@ proc_read(struct proc *p)
 	p->ppid = (pid_t)strtol(s + 4, &end, 10);
 	if (end == s + 4)
 		return -1;
-	/* "RssAnon:	    3812 kB", a line each. */
+	/*
+	 * "RssAnon:	    3812 kB", a line each.  A zombie has none: it
+	 * holds nothing, but stays, or its children would look like roots,
+	 * gVisor's own.
+	 */
 	(void)str_fmt(path, sizeof(path), "/proc/%d/status", (int)p->pid);
 	if (cg_read(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	p->kib = 0;
-	for (i = 0; i < nitems(keys); i++) {
-		if ((s = strstr(buf, keys[i])) == NULL)
-			return -1;
-		s += strlen(keys[i]);
-		p->kib += strtoull(s, &end, 10);
-		if (end == s)
-			return -1;
-	}
+	for (i = 0; i < nitems(keys); i++)
+		if ((s = strstr(buf, keys[i])) != NULL)
+			p->kib += strtoull(s + strlen(keys[i]), &end, 10);
 	return 0;
 }
 
