@@ -21,10 +21,14 @@
  * A program here is a stub with every process beneath it: they share
  * its address space.  gVisor's own processes are the group's roots,
  * whose parents are outside it; a stub cannot change its parent.  What a
- * process holds is its anonymous and shared memory resident: a stub's
- * mapped share of gVisor's memory file, gVisor's own heap; not the
- * pages of files it maps, runsc's binary first, which a kill would not
- * free (counted, they made gVisor's kernel look the biggest).
+ * process holds, on v1, is its resident total, as the guard has always
+ * measured it there.  On v2, where the guard acts at memory.high, it is
+ * the anonymous and shared memory resident alone: a stub's mapped share
+ * of gVisor's memory file, gVisor's own heap, not the pages of files it
+ * maps, runsc's binary first, which a kill would not free; counted, they
+ * made gVisor's kernel look the biggest in the Debian 13 guest.  (The
+ * same measure on v1 made two CI runs in a row fail gvisor.sh's
+ * two-program OOMs, for reasons not found yet.)
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -72,6 +76,7 @@ struct proc {
 static TAILQ_HEAD(, guard)	 guards = TAILQ_HEAD_INITIALIZER(guards);
 static struct event_base	*gbase;
 static void			(*gkilled)(const char *);
+static int			 guard_v2;	/* cgroup v2: proc_read() */
 
 static void	guard_check(struct guard *);
 
@@ -97,6 +102,18 @@ proc_read(struct proc *p)
 	p->ppid = (pid_t)strtol(s + 4, &end, 10);
 	if (end == s + 4)
 		return -1;
+	if (!guard_v2) {
+		/* Size, then resident, in pages; a zombie's are 0. */
+		(void)str_fmt(path, sizeof(path), "/proc/%d/statm",
+		    (int)p->pid);
+		if (cg_read(path, buf, sizeof(buf)) <= 0)
+			return -1;
+		(void)strtoull(buf, &end, 10);
+		s = end;
+		p->kib = strtoull(s, &end, 10) * (uint64_t)getpagesize() /
+		    1024;
+		return end == s ? -1 : 0;
+	}
 	/*
 	 * "RssAnon:	    3812 kB", a line each.  A zombie has none: it
 	 * holds nothing, but stays, or its children would look like roots,
@@ -267,6 +284,7 @@ guard_init(struct event_base *base, void (*killed)(const char *))
 {
 	gbase = base;
 	gkilled = killed;
+	guard_v2 = strcmp(cgroup_version(), "v2") == 0;
 }
 
 /* Guard a container that has just started; 0, or -1 with a warning. */
