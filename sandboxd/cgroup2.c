@@ -522,6 +522,15 @@ cg2_oom_kills(const char *id, uint32_t exec)
 	return cg_read_key(path, "oom_kill");
 }
 
+static uint64_t
+cg2_memory_now(const char *id)
+{
+	char	 path[PATH_MAX];
+
+	cg2_path(path, sizeof(path), id, NULL, "memory.current");
+	return cg_read_u64(path);
+}
+
 /* A limit file's value; 0 with *none set for "max", -1 unreadable. */
 static int
 cg2_limit(const char *id, const char *file, uint64_t *val, int *none)
@@ -591,14 +600,12 @@ cg2_oom_watch(const char *id)
 static int
 cg2_oom_waiting(const char *id)
 {
-	char		 path[PATH_MAX];
 	uint64_t	 high;
 	int		 none;
 
 	if (cg2_limit(id, "memory.high", &high, &none) == -1 || none)
 		return 0;
-	cg2_path(path, sizeof(path), id, NULL, "memory.current");
-	return cg_read_u64(path) > high;
+	return cg2_memory_now(id) > high;
 }
 
 /* Give the choice back to the kernel, at memory.max. */
@@ -649,15 +656,6 @@ cg2_sandbox_quiet(const char *id, pid_t init)
 static void
 cg2_sandbox_reset(const char *id)
 {
-}
-
-static uint64_t
-cg2_memory_now(const char *id)
-{
-	char	 path[PATH_MAX];
-
-	cg2_path(path, sizeof(path), id, NULL, "memory.current");
-	return cg_read_u64(path);
 }
 
 static int
