@@ -207,6 +207,7 @@ guard_choose(struct guard *g)
 	struct proc	*ps;
 	char		 why[128];
 	int		 n, i, best = -1, prog = -1;
+	uint64_t	 progs = 0;	/* KiB, every program's stub */
 
 	ps = xcalloc(GUARD_MAX_PROCS, sizeof(*ps));
 	n = guard_procs(g, ps, GUARD_MAX_PROCS);
@@ -215,7 +216,16 @@ guard_choose(struct guard *g)
 			best = i;
 		if (ps[i].top != -1 && (prog == -1 || ps[i].kib > ps[prog].kib))
 			prog = i;
+		if (ps[i].top == i)	/* the rest share its memory */
+			progs += ps[i].kib;
 	}
+	/*
+	 * gVisor's kernel may be the biggest process while the programs,
+	 * together, hold more: several of them sharing a small limit.
+	 */
+	if (best != -1 && ps[best].top == -1 && prog != -1 &&
+	    progs >= ps[best].kib)
+		best = prog;
 	if (best == -1)
 		guard_release(g, "no process to choose");
 	else if (ps[best].top == -1) {
