@@ -95,7 +95,7 @@ TOOLS		:= $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRCS))
 # regression inputs through a plain main() (tests/fuzz/replay.c) built
 # like any test; make fuzz builds them with clang and libFuzzer apart,
 # in build-fuzz/.
-FUZZ_ALL	:= imsg sandboxd auditd jsonrpc http config init
+FUZZ_ALL	:= imsg sandboxd auditd jsonrpc http config init ws jwt
 FUZZ_TARGETS	?= $(FUZZ_ALL)
 FUZZ_TIME	?= 60
 FZ		:= build-fuzz
@@ -109,6 +109,8 @@ FUZZ_SRCS_jsonrpc := $(FUZZ_MCPD)
 FUZZ_SRCS_http	:= $(FUZZ_MCPD)
 FUZZ_SRCS_config :=
 FUZZ_SRCS_init	:= sandboxd/init/shword.c sandboxd/init/scfilter.c
+FUZZ_SRCS_ws	:= mcpd/ws.c mcpd/content.c
+FUZZ_SRCS_jwt	:= mcpd/jwt.c
 FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
 
 # No object is an intermediate to delete: the next run reads its .d file,
@@ -117,7 +119,7 @@ FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
 
 .PHONY: all deps deps-run deps-check deps-fuzz run check vm-check vm-shell \
 	bench images languages install uninstall clean pkgcheck fuzz \
-	fuzz-build fuzz-merge fuzz-seeds
+	fuzz-build fuzz-merge fuzz-seeds fuzz-seeds-jwt
 .DEFAULT_GOAL := all
 
 all: pkgcheck $(PROGS) $(UNIT_TESTS) $(TOOLS) $(FUZZ_REPLAYS)
@@ -238,6 +240,8 @@ $(B)/tests/test_bundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
 $(B)/tests/test_outlog: $(call obj,sandboxd/outlog.c)
 $(B)/tests/test_shword: $(call obj,sandboxd/init/shword.c)
 $(B)/tests/test_mcpctl: $(call obj,auditd/mcpctl/body.c auditd/mcpctl/filter.c)
+$(B)/tests/test_ws: $(call obj,mcpd/ws.c mcpd/content.c)
+$(B)/tests/test_jwt: $(call obj,mcpd/jwt.c)
 $(B)/tests/mkbundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
 
 $(B)/tests/%: $(B)/obj/tests/tools/%.o $(LIBMCPD)
@@ -256,9 +260,18 @@ $(B)/tests/mkseeds: $(B)/obj/tests/fuzz/mkseeds.o $(LIBMCPD)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
 
+# The jwt target's: keys made afresh each time, so rerun only for it.
+$(B)/tests/mkjwtseeds: $(B)/obj/tests/fuzz/mkjwtseeds.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(PKG_LIBS)
+
 fuzz-seeds: $(B)/tests/mkseeds
 	@mkdir -p tests/fuzz/corpus
 	$(B)/tests/mkseeds tests/fuzz/corpus
+
+fuzz-seeds-jwt: $(B)/tests/mkjwtseeds
+	@mkdir -p tests/fuzz/corpus
+	$(B)/tests/mkjwtseeds tests/fuzz/corpus
 
 # --- make fuzz: libFuzzer, with clang, in a tree of its own ------------
 

@@ -1,10 +1,11 @@
 /*
  * The binary seeds of the fuzz targets whose input is frames: valid
- * messages built from the structs of proto.h, in each target's input
- * format, so that the fuzzers start from what the daemons really say.
+ * messages built from the structs of proto.h, and a client's WebSocket
+ * frames, in each target's input format, so that the fuzzers start from
+ * what the peers really say.
  * Text seeds (HTTP, JSON-RPC, mcpd.conf) are committed as they are.
  *
- *	mkseeds DIR	writes DIR/{imsg,sandboxd,auditd,init}/seed-*
+ *	mkseeds DIR	writes DIR/{imsg,sandboxd,auditd,init,ws}/seed-*
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -717,6 +718,98 @@ seeds_init(void)
 	save("init", "read-list-delete", &b);
 }
 
+/* --- ws ---------------------------------------------------------------- */
+
+/*
+ * A client's frame: masked, its length in the shortest encoding (7 or 16
+ * bits: a seed is never long enough for 64).
+ */
+static void
+ws_frame(struct buf *b, uint8_t b0, const void *p, size_t n)
+{
+	static uint8_t	 seq;
+	const uint8_t	*s = p;
+	uint8_t		 mask[4];
+	size_t		 i;
+
+	if (n > 0xffff)
+		errx(1, "ws seed frame too long");
+	put_u8(b, b0);
+	if (n < 126)
+		put_u8(b, (uint8_t)(0x80 | n));
+	else {
+		put_u8(b, 0x80 | 126);
+		put_u16(b, n);
+	}
+	/* Masks that differ from frame to frame, and not from run to run. */
+	for (i = 0; i < 4; i++)
+		mask[i] = (uint8_t)(0x37 + 73 * seq++);
+	put(b, mask, sizeof(mask));
+	for (i = 0; i < n; i++)
+		put_u8(b, s[i] ^ mask[i & 3]);
+}
+
+static void
+ws_text(struct buf *b, uint8_t b0, const char *s)
+{
+	ws_frame(b, b0, s, strlen(s));
+}
+
+/* The target's four piece sizes (0: all that is left). */
+static void
+ws_pieces(struct buf *b, uint8_t s0, uint8_t s1, uint8_t s2, uint8_t s3)
+{
+	b->len = 0;
+	put_u8(b, s0);
+	put_u8(b, s1);
+	put_u8(b, s2);
+	put_u8(b, s3);
+}
+
+static void
+seeds_ws(void)
+{
+	static const uint8_t	 hello[] = { 0x81, 0x85, 0x37, 0xfa, 0x21,
+				    0x3d, 0x7f, 0x9f, 0x4d, 0x51, 0x58 };
+	static const char	 call[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+				    "\"method\":\"tools/call\",\"params\":"
+				    "{\"name\":\"run_code\",\"arguments\":"
+				    "{\"language\":\"python\",\"code\":";
+	char			 code[512];
+	struct buf		 b;
+
+	ws_pieces(&b, 0, 0, 0, 0);
+	put(&b, hello, sizeof(hello));
+	ws_text(&b, 0x81, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}");
+	save("ws", "text", &b);
+
+	ws_pieces(&b, 1, 2, 3, 5);
+	ws_text(&b, 0x01, "{\"jsonrpc\":\"2.0\",");
+	ws_text(&b, 0x89, "are you there");
+	ws_text(&b, 0x00, "\"method\":\"notifications/");
+	ws_text(&b, 0x8a, "");
+	ws_text(&b, 0x80, "initialized\"} caf\xc3\xa9");
+	save("ws", "fragmented", &b);
+
+	ws_pieces(&b, 7, 0, 16, 1);
+	ws_text(&b, 0x89, "");
+	ws_text(&b, 0x89, "0123456789");
+	ws_text(&b, 0x8a, "unsolicited");
+	save("ws", "ping-pong", &b);
+
+	ws_pieces(&b, 64, 64, 64, 64);
+	snprintf(code, sizeof(code), "%s\"print('%0300d')\"}}}", call, 7);
+	ws_text(&b, 0x81, code);
+	ws_text(&b, 0x88, "\x03\xe8going away, d\xc3\xa9j\xc3\xa0 vu");
+	save("ws", "long-close", &b);
+
+	ws_pieces(&b, 3, 0, 0, 0);
+	ws_text(&b, 0x81, "");
+	ws_text(&b, 0x88, "");
+	save("ws", "close-empty", &b);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -728,5 +821,6 @@ main(int argc, char *argv[])
 	seeds_sandboxd_requests();
 	seeds_sandboxd_runs();
 	seeds_init();
+	seeds_ws();
 	return 0;
 }
