@@ -43,6 +43,7 @@ struct ploc {
 
 #include "log.h"
 #include "policy.h"
+#include "url.h"
 #include "util.h"
 
 #define INCLUDE_MAX	8		/* nesting of include files */
@@ -74,6 +75,7 @@ struct ploc {
 #define SEEN_RUNTIME	0x0200
 #define SEEN_TLS_CERT	0x0400
 #define SEEN_TLS_KEY	0x0800
+#define SEEN_OAUTH	0x1000
 
 /* Fields of a tenant, language or audit block that may be given once. */
 #define FIELD_LIMITS	0x0001
@@ -96,6 +98,13 @@ struct ploc {
 #define FIELD_PLATFORM	0x20000
 #define FIELD_RUNTIME	0x40000
 #define FIELD_NETWORK	0x80000
+#define FIELD_ISSUER	0x100000
+#define FIELD_AUDIENCE	0x200000
+#define FIELD_JWKS	0x400000
+#define FIELD_LEEWAY	0x800000
+#define FIELD_TYPE	0x1000000
+#define FIELD_CLAIM	0x2000000	/* may be repeated */
+#define FIELD_SCOPE	0x4000000	/* may be repeated */
 
 #define YYLLOC_DEFAULT(cur, rhs, n)					\
 	do {								\
@@ -178,6 +187,8 @@ struct parse_ctx {
 	struct ploc	 runtime_locs[POLICY_RUNTIMES_MAX];	/* blocks */
 	struct ploc	 run_dir_loc;
 	struct ploc	 tls_loc;	/* the first listener with tls */
+	struct ploc	 claim_loc;	/* the first tenant claim */
+	int		 nclaims;
 	int		 tls_listens;
 	struct ploc	 state_dir_loc;
 	uint64_t	 pool_idle;	/* of the image being read */
@@ -282,6 +293,16 @@ static void	 runtime_network(struct parse_ctx *, const struct ploc *,
 		    enum runtime_net);
 static void	 runtime_platform(struct parse_ctx *, const struct ploc *,
 		    char *);
+static void	 oauth_begin(struct parse_ctx *, const struct ploc *);
+static void	 oauth_url(struct parse_ctx *, const struct ploc *, uint32_t,
+		    const char *, char *, char *, size_t);
+static void	 oauth_jwks(struct parse_ctx *, const struct ploc *, char *);
+static void	 oauth_scope(struct parse_ctx *, const struct ploc *, char *);
+static void	 oauth_leeway(struct parse_ctx *, const struct ploc *, char *);
+static void	 oauth_type(struct parse_ctx *, const struct ploc *, char *);
+static void	 oauth_end(struct parse_ctx *);
+static void	 tenant_claim(struct parse_ctx *, const struct ploc *, char *,
+		    char *);
 }
 
 %token	INCLUDE "include" USER "user" GROUP "group" RUN "run"
@@ -301,6 +322,8 @@ static void	 runtime_platform(struct parse_ctx *, const struct ploc *,
 %token	AUDIT "audit" REQUIRED "required" YES "yes" NO "no"
 %token	DATABASE "database" EXCERPT "excerpt" METRICS "metrics"
 %token	TLS "tls" CERTIFICATE "certificate" KEY "key" PLAINTEXT "plaintext"
+%token	OAUTH "oauth" ISSUER "issuer" AUDIENCE "audience" JWKS "jwks"
+%token	SCOPE "scope" LEEWAY "leeway" TYPE "type" CLAIM "claim" ANY "any"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
 %type	<string> string imgname rtname macroname listentenant imgruntime
@@ -319,14 +342,16 @@ grammar		: %empty
 		| grammar language NL
 		| grammar runtime NL
 		| grammar audit NL
+		| grammar oauth NL
 		| grammar error NL		{ yyerrok; }
 		;
 
 /*
  * "local" was a word like any other until "local path", and "metrics"
  * until the metrics statements, "runtime" and "kind" until runtime
- * blocks: they remain values, so that files naming a tenant "local" or
- * "metrics" (or a macro "local") still load.
+ * blocks, and the words of the oauth block: they remain values, so that
+ * files naming a tenant "local" or "metrics" (or a macro "local") still
+ * load.  Only "any" is a keyword alone, for "claim NAME any".
  */
 string		: STRING
 		| NUMBER
@@ -335,6 +360,14 @@ string		: STRING
 		| RUNTIME			{ $$ = xstrdup("runtime"); }
 		| KIND				{ $$ = xstrdup("kind"); }
 		| PLATFORM			{ $$ = xstrdup("platform"); }
+		| OAUTH				{ $$ = xstrdup("oauth"); }
+		| ISSUER			{ $$ = xstrdup("issuer"); }
+		| AUDIENCE			{ $$ = xstrdup("audience"); }
+		| JWKS				{ $$ = xstrdup("jwks"); }
+		| SCOPE				{ $$ = xstrdup("scope"); }
+		| LEEWAY			{ $$ = xstrdup("leeway"); }
+		| TYPE				{ $$ = xstrdup("type"); }
+		| CLAIM				{ $$ = xstrdup("claim"); }
 		;
 
 /* The built-in image's name is also a keyword. */
@@ -525,6 +558,8 @@ tenantopt	: TOKEN string			{ tenant_token(ctx, &@1, $2); }
 		| MAXIMUM REQUESTS NUMBER	{ tenant_requests(ctx, &@1, $3); }
 		| LOCAL PATH string readonly	{ tenant_path(ctx, &@1, $3, $4); }
 		| RUNTIME rtname		{ tenant_runtime(ctx, &@1, $2); }
+		| CLAIM string string		{ tenant_claim(ctx, &@1, $2, $3); }
+		| CLAIM string ANY		{ tenant_claim(ctx, &@1, $2, NULL); }
 		;
 
 readonly	: %empty			{ $$ = 0; }
@@ -590,6 +625,34 @@ auditopt	: REQUIRED yesno		{ audit_required(ctx, &@1, $2); }
 		| EXCERPT string		{ audit_excerpt(ctx, &@1, $2); }
 		;
 
+oauth		: oauthhead LBRACE oauthopts RBRACE	{ oauth_end(ctx); }
+		;
+
+oauthhead	: OAUTH				{ oauth_begin(ctx, &@1); }
+		;
+
+oauthopts	: %empty
+		| oauthopts NL
+		| oauthopts oauthopt NL
+		| oauthopts error NL		{ yyerrok; }
+		;
+
+oauthopt	: ISSUER string {
+			oauth_url(ctx, &@1, FIELD_ISSUER, "issuer", $2,
+			    ctx->p->oauth.issuer, sizeof(ctx->p->oauth.issuer));
+		}
+		| AUDIENCE string {
+			oauth_url(ctx, &@1, FIELD_AUDIENCE, "audience", $2,
+			    ctx->p->oauth.audience,
+			    sizeof(ctx->p->oauth.audience));
+		}
+		| JWKS string			{ oauth_jwks(ctx, &@1, $2); }
+		| SCOPE string			{ oauth_scope(ctx, &@1, $2); }
+		| LEEWAY string			{ oauth_leeway(ctx, &@1, $2); }
+		| TOKEN TYPE string		{ oauth_type(ctx, &@1, $3); }
+		| TOKEN TYPE ANY		{ oauth_type(ctx, &@1, NULL); }
+		;
+
 yesno		: YES				{ $$ = 1; }
 		| NO				{ $$ = 0; }
 		;
@@ -602,9 +665,12 @@ static const struct keyword {
 } keywords[] = {
 	{ "alias",		ALIAS },
 	{ "allow",		ALLOW },
+	{ "any",		ANY },
+	{ "audience",		AUDIENCE },
 	{ "audit",		AUDIT },
 	{ "build",		BUILD },
 	{ "certificate",	CERTIFICATE },
+	{ "claim",		CLAIM },
 	{ "cpus",		CPUS },
 	{ "database",		DATABASE },
 	{ "directory",		DIRECTORY },
@@ -617,9 +683,12 @@ static const struct keyword {
 	{ "idle",		IDLE },
 	{ "image",		IMAGE },
 	{ "include",		INCLUDE },
+	{ "issuer",		ISSUER },
+	{ "jwks",		JWKS },
 	{ "key",		KEY },
 	{ "kind",		KIND },
 	{ "language",		LANGUAGE },
+	{ "leeway",		LEEWAY },
 	{ "lifetime",		LIFETIME },
 	{ "limits",		LIMITS },
 	{ "listen",		LISTEN },
@@ -631,6 +700,7 @@ static const struct keyword {
 	{ "network",		NETWORK },
 	{ "no",			NO },
 	{ "none",		NONE },
+	{ "oauth",		OAUTH },
 	{ "on",			ON },
 	{ "origin",		ORIGIN },
 	{ "output",		OUTPUT },
@@ -641,8 +711,8 @@ static const struct keyword {
 	{ "pool",		POOL },
 	{ "port",		PORT },
 	{ "read-only",		READONLY },
-	{ "required",		REQUIRED },
 	{ "requests",		REQUESTS },
+	{ "required",		REQUIRED },
 	{ "rootfs",		ROOTFS },
 	{ "run",		RUN },
 	{ "runc",		RUNC },
@@ -650,12 +720,14 @@ static const struct keyword {
 	{ "sandbox",		SANDBOX },
 	{ "sandbox-init",	SANDBOXINIT },
 	{ "sandboxes",		SANDBOXES },
+	{ "scope",		SCOPE },
 	{ "socket",		SOCKET },
 	{ "state",		STATE },
 	{ "tenant",		TENANT },
 	{ "timeout",		TIMEOUT },
 	{ "tls",		TLS },
 	{ "token",		TOKEN },
+	{ "type",		TYPE },
 	{ "uid",		UID },
 	{ "uids",		UIDS },
 	{ "unix",		UNIX },
@@ -723,8 +795,8 @@ describe(struct parse_ctx *ctx, yysymbol_kind_t sym, int with_text,
 }
 
 /*
- * "local", "metrics", "runtime" and "kind" may stand wherever a string
- * may, and go without saying.
+ * "local", "metrics", "runtime", "kind" and the oauth block's words may
+ * stand wherever a string may, and go without saying.
  */
 static int
 unlist_local(yysymbol_kind_t *expected, int n)
@@ -741,7 +813,16 @@ unlist_local(yysymbol_kind_t *expected, int n)
 		    expected[i] != YYSYMBOL_METRICS &&
 		    expected[i] != YYSYMBOL_RUNTIME &&
 		    expected[i] != YYSYMBOL_KIND &&
-		    expected[i] != YYSYMBOL_PLATFORM && expected[i] != YYSYMBOL_RUNC)
+		    expected[i] != YYSYMBOL_PLATFORM &&
+		    expected[i] != YYSYMBOL_RUNC &&
+		    expected[i] != YYSYMBOL_OAUTH &&
+		    expected[i] != YYSYMBOL_ISSUER &&
+		    expected[i] != YYSYMBOL_AUDIENCE &&
+		    expected[i] != YYSYMBOL_JWKS &&
+		    expected[i] != YYSYMBOL_SCOPE &&
+		    expected[i] != YYSYMBOL_LEEWAY &&
+		    expected[i] != YYSYMBOL_TYPE &&
+		    expected[i] != YYSYMBOL_CLAIM)
 			expected[j++] = expected[i];
 	return j;
 }
@@ -1019,7 +1100,7 @@ static int
 is_word(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || (c != '\0' && strchr("._-/:*", c));
+	    (c >= '0' && c <= '9') || (c != '\0' && strchr("._-/:*+@", c));
 }
 
 static int
@@ -1603,22 +1684,6 @@ listen_tenant(struct parse_ctx *ctx, const struct ploc *loc,
 	if (tenant == NULL)
 		return 0;
 	return check_name(ctx, loc, "tenant name", tenant);
-}
-
-/* "localhost", or an address of the loopback: 127/8 or ::1. */
-static int
-host_loopback(const char *host)
-{
-	struct in_addr	 a4;
-	struct in6_addr	 a6;
-
-	if (strcasecmp(host, "localhost") == 0)
-		return 1;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, host, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return 0;
 }
 
 /*
@@ -2519,9 +2584,75 @@ block_complete(struct parse_ctx *ctx, uint32_t field)
 static void
 tenant_end(struct parse_ctx *ctx)
 {
-	if (!block_complete(ctx, FIELD_TOKEN | FIELD_UID))
-		perr(ctx, &ctx->block_loc, "tenant \"%s\" has neither token "
-		    "nor uid", ctx->tenant->name);
+	if (!block_complete(ctx, FIELD_TOKEN | FIELD_UID | FIELD_CLAIM))
+		perr(ctx, &ctx->block_loc, "tenant \"%s\" has no token, uid "
+		    "or claim", ctx->tenant->name);
+}
+
+/* A claim's name: JSON allows anything, real issuers use these. */
+static int
+claim_name_valid(const char *s)
+{
+	if (*s == '\0' || strlen(s) >= OAUTH_CLAIM_MAX)
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("_-.:/", *s) != NULL))
+			return 0;
+	return 1;
+}
+
+/*
+ * "claim NAME VALUE" or "claim NAME any".  The same claim and value may
+ * not make two tenants: a token would be the first's by file order, and
+ * that is a mistake more often than a wish.
+ */
+static void
+tenant_claim(struct parse_ctx *ctx, const struct ploc *loc, char *name,
+    char *value)
+{
+	struct tenant		*t;
+	struct tenant_claim	*c;
+	size_t			 i;
+	const char		*v = value != NULL ? value : "";
+
+	ctx->fields |= FIELD_CLAIM;
+	if (ctx->nclaims++ == 0)
+		ctx->claim_loc = *loc;
+	if (!claim_name_valid(name)) {
+		perr(ctx, loc, "claim \"%.40s\": a name of letters, digits and "
+		    "_-.:/, at most %d bytes", name, OAUTH_CLAIM_MAX - 1);
+		goto done;
+	}
+	if (value != NULL && (*value == '\0' ||
+	    strlen(value) >= OAUTH_VALUE_MAX)) {
+		perr(ctx, loc, "claim %s: a value of 1 to %d bytes", name,
+		    OAUTH_VALUE_MAX - 1);
+		goto done;
+	}
+	TAILQ_FOREACH(t, &ctx->p->tenants, entry)
+		for (i = 0; i < t->nclaims; i++)
+			if (strcmp(t->claims[i].name, name) == 0 &&
+			    t->claims[i].any == (value == NULL) &&
+			    strcmp(t->claims[i].value, v) == 0) {
+				perr(ctx, loc, "claim %s %s%.40s%s already "
+				    "used by tenant \"%s\"", name,
+				    value != NULL ? "\"" : "",
+				    value != NULL ? value : "any",
+				    value != NULL ? "\"" : "", t->name);
+				goto done;
+			}
+	t = ctx->tenant;
+	t->claims = xreallocarray(t->claims, t->nclaims + 1,
+	    sizeof(*t->claims));
+	c = &t->claims[t->nclaims++];
+	memset(c, 0, sizeof(*c));
+	(void)str_copy(c->name, name, sizeof(c->name));
+	(void)str_copy(c->value, v, sizeof(c->value));
+	c->any = value == NULL;
+ done:
+	free(name);
+	free(value);
 }
 
 /*
@@ -2823,6 +2954,168 @@ metrics_tenant(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 }
 
 static void
+oauth_begin(struct parse_ctx *ctx, const struct ploc *loc)
+{
+	(void)once(ctx, loc, &ctx->seen, SEEN_OAUTH, "oauth");
+	ctx->p->oauth.enabled = 1;
+	block_begin(ctx, loc);
+}
+
+/*
+ * An http or https URL.  Plain http only to the loopback: tokens and keys
+ * come from these, and a network path could change them.
+ */
+static int
+check_url(struct parse_ctx *ctx, const struct ploc *loc, const char *what,
+    const char *s)
+{
+	struct url	 u;
+	const char	*why;
+
+	if (url_parse(s, &u, &why) == -1) {
+		perr(ctx, loc, "%s \"%.*s\": %s", what, TEXT_MAX, s, why);
+		return -1;
+	}
+	if (!u.https && !host_loopback(u.host)) {
+		perr(ctx, loc, "%s \"%.*s\": https, or plain http on the "
+		    "loopback only", what, TEXT_MAX, s);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+oauth_url(struct parse_ctx *ctx, const struct ploc *loc, uint32_t bit,
+    const char *what, char *s, char *dst, size_t size)
+{
+	struct url	 u;
+	const char	*why;
+
+	if (once(ctx, loc, &ctx->fields, bit, what) == -1 ||
+	    check_url(ctx, loc, what, s) == -1)
+		goto done;
+	/* RFC 8414 and 8707: an issuer and a resource have no query. */
+	if (url_parse(s, &u, &why) == 0 && strchr(u.path, '?') != NULL) {
+		perr(ctx, loc, "%s \"%.*s\": no query (?) allowed", what,
+		    TEXT_MAX, s);
+		goto done;
+	}
+	(void)copy(ctx, loc, what, dst, s, size);
+ done:
+	free(s);
+}
+
+/* "jwks PATH" or "jwks URL". */
+static void
+oauth_jwks(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	struct oauth_conf	*o = &ctx->p->oauth;
+
+	if (once(ctx, loc, &ctx->fields, FIELD_JWKS, "jwks") == -1)
+		;
+	else if (*s == '/') {
+		if (check_path(ctx, loc, "jwks", s, sizeof(o->jwks)) == 0)
+			(void)copy(ctx, loc, "jwks", o->jwks, s,
+			    sizeof(o->jwks));
+	} else if (check_url(ctx, loc, "jwks", s) == 0)
+		(void)copy(ctx, loc, "jwks", o->jwks, s, sizeof(o->jwks));
+	free(s);
+}
+
+/* RFC 6749's scope-token: printable ASCII but space, " and \. */
+static void
+oauth_scope(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	struct oauth_conf	*o = &ctx->p->oauth;
+	const char		*c;
+	size_t			 i;
+
+	ctx->fields |= FIELD_SCOPE;
+	for (c = s; *c != '\0'; c++)
+		if (*c <= 0x20 || *c >= 0x7f || *c == '"' || *c == '\\')
+			break;
+	if (*s == '\0' || *c != '\0' || strlen(s) >= OAUTH_SCOPE_MAX) {
+		perr(ctx, loc, "scope \"%.*s\": 1 to %d printable characters, "
+		    "no spaces, quotes or backslashes", TEXT_MAX, s,
+		    OAUTH_SCOPE_MAX - 1);
+		goto done;
+	}
+	for (i = 0; i < o->nscopes; i++)
+		if (strcmp(o->scopes[i], s) == 0) {
+			perr(ctx, loc, "scope \"%s\" given twice", s);
+			goto done;
+		}
+	o->scopes = xreallocarray(o->scopes, o->nscopes + 1,
+	    sizeof(*o->scopes));
+	o->scopes[o->nscopes++] = s;
+	return;
+ done:
+	free(s);
+}
+
+static void
+oauth_leeway(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	uint64_t	 v;
+
+	if (once(ctx, loc, &ctx->fields, FIELD_LEEWAY, "leeway") == -1)
+		;
+	else if (parse_duration(s, &v) == -1 || v > OAUTH_LEEWAY_MAX ||
+	    v % 1000 != 0)
+		perr(ctx, loc, "leeway \"%s\": whole seconds from 0 to 10m",
+		    s);
+	else
+		ctx->p->oauth.leeway = v;
+	free(s);
+}
+
+/* "token type TYPE", or "token type any" for issuers not of RFC 9068. */
+static void
+oauth_type(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	struct oauth_conf	*o = &ctx->p->oauth;
+	const char		*c;
+
+	if (once(ctx, loc, &ctx->fields, FIELD_TYPE, "token type") == -1)
+		goto done;
+	if (s == NULL) {
+		o->type[0] = '\0';
+		goto done;
+	}
+	for (c = s; *c != '\0'; c++)
+		if (*c <= 0x20 || *c >= 0x7f || *c == '"')
+			break;
+	if (*s == '\0' || *c != '\0' || strlen(s) >= sizeof(o->type))
+		perr(ctx, loc, "token type \"%.*s\": a media type such as "
+		    "at+jwt, or any", TEXT_MAX, s);
+	else
+		(void)str_copy(o->type, s, sizeof(o->type));
+ done:
+	free(s);
+}
+
+static void
+oauth_end(struct parse_ctx *ctx)
+{
+	if (!block_complete(ctx, FIELD_ISSUER))
+		perr(ctx, &ctx->block_loc, "oauth: no issuer (the URL of the "
+		    "authorization server whose tokens are taken)");
+	if (!block_complete(ctx, FIELD_AUDIENCE))
+		perr(ctx, &ctx->block_loc, "oauth: no audience (this "
+		    "server's own URL, such as https://mcp.example.com/mcp, "
+		    "which tokens must be issued for)");
+}
+
+/* Claims mean nothing without tokens to read them from. */
+static void
+finish_oauth(struct parse_ctx *ctx)
+{
+	if (!ctx->p->oauth.enabled && ctx->nclaims > 0)
+		perr(ctx, &ctx->claim_loc, "claim: there is no oauth block, "
+		    "so no token to read claims from");
+}
+
+static void
 finish_metrics(struct parse_ctx *ctx)
 {
 	const char	*name;
@@ -2886,6 +3179,7 @@ finish(struct parse_ctx *ctx)
 
 	finish_listens(ctx);
 	finish_metrics(ctx);
+	finish_oauth(ctx);
 	finish_limits(ctx);
 	finish_images(ctx);
 	finish_runtimes(ctx);
@@ -2933,6 +3227,9 @@ policy_new(void)
 	    sizeof(p->sandbox_init));
 	p->uid_base = DEFAULT_UID_BASE;
 	p->uid_slots = DEFAULT_UID_SLOTS;
+	p->oauth.leeway = DEFAULT_OAUTH_LEEWAY;
+	(void)str_copy(p->oauth.type, DEFAULT_OAUTH_TYPE,
+	    sizeof(p->oauth.type));
 	p->audit.required = 1;
 	p->audit.excerpt = DEFAULT_AUDIT_EXCERPT;
 	(void)str_copy(p->audit.user, DEFAULT_AUDIT_USER,

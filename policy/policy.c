@@ -62,9 +62,11 @@ policy_free(struct policy *p)
 			    t->ntokens * sizeof(*t->tokens));
 		free(t->tokens);
 		free(t->uids);
+		free(t->claims);
 		free(t->paths);
 		free(t);
 	}
+	free_strings(p->oauth.scopes, p->oauth.nscopes);
 	while ((im = TAILQ_FIRST(&p->images)) != NULL) {
 		TAILQ_REMOVE(&p->images, im, entry);
 		free(im);
@@ -708,6 +710,17 @@ dump_tenants(FILE *fp, const struct policy *p)
 		}
 		for (i = 0; i < t->nuids; i++)
 			dump_kv(fp, "\t", "uid", t->uids[i].name);
+		for (i = 0; i < t->nclaims; i++) {
+			fprintf(fp, "\tclaim ");
+			dump_string(fp, t->claims[i].name);
+			if (t->claims[i].any)
+				fprintf(fp, " any");
+			else {
+				fputc(' ', fp);
+				dump_string(fp, t->claims[i].value);
+			}
+			fputc('\n', fp);
+		}
 		dump_kv(fp, "\t", "limits", t->limits_name);
 		if (t->runtime[0] != '\0')
 			dump_kv(fp, "\t", "runtime", t->runtime);
@@ -723,6 +736,31 @@ dump_tenants(FILE *fp, const struct policy *p)
 		}
 		fprintf(fp, "}\n");
 	}
+}
+
+static void
+dump_oauth(FILE *fp, const struct policy *p)
+{
+	const struct oauth_conf	*o = &p->oauth;
+	char			 buf[32];
+	size_t			 i;
+
+	if (!o->enabled)
+		return;
+	fprintf(fp, "\noauth {\n");
+	dump_kv(fp, "\t", "issuer", o->issuer);
+	dump_kv(fp, "\t", "audience", o->audience);
+	if (o->jwks[0] != '\0')
+		dump_kv(fp, "\t", "jwks", o->jwks);
+	for (i = 0; i < o->nscopes; i++)
+		dump_kv(fp, "\t", "scope", o->scopes[i]);
+	fmt_duration(buf, sizeof(buf), o->leeway);
+	fprintf(fp, "\tleeway %s\n", buf);
+	if (o->type[0] == '\0')
+		fprintf(fp, "\ttoken type any\n");
+	else
+		dump_kv(fp, "\t", "token type", o->type);
+	fprintf(fp, "}\n");
 }
 
 static void
@@ -788,6 +826,7 @@ policy_dump(FILE *fp, const struct policy *p)
 	dump_allow(fp, p);
 	dump_limits(fp, p);
 	dump_images(fp, p);
+	dump_oauth(fp, p);
 	dump_tenants(fp, p);
 	dump_metrics(fp, p);
 	dump_languages(fp, p);

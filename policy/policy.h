@@ -127,6 +127,20 @@ struct tenant_uid {
 	uid_t			 uid;		/* after policy_resolve() */
 };
 
+/*
+ * An OAuth access token is a tenant's when its claim name has the value
+ * (or, for a claim that is a list, holds it), or with any, when the claim
+ * is there at all.
+ */
+#define OAUTH_CLAIM_MAX		64	/* bytes of a claim's name */
+#define OAUTH_VALUE_MAX		256	/* of the value it is compared with */
+
+struct tenant_claim {
+	char			 name[OAUTH_CLAIM_MAX];
+	char			 value[OAUTH_VALUE_MAX];	/* "" with any */
+	int			 any;
+};
+
 /* A directory of this machine a tenant's stdio clients copy files under. */
 struct tenant_path {
 	char			 path[PATH_MAX];	/* absolute, normalized */
@@ -140,6 +154,8 @@ struct tenant {
 	size_t			 ntokens;
 	struct tenant_uid	*uids;
 	size_t			 nuids;
+	struct tenant_claim	*claims;	/* OAuth tokens it takes */
+	size_t			 nclaims;
 	char			 limits_name[POLICY_NAME_MAX];
 	struct limits		*limits;	/* never NULL after loading */
 	uint32_t		 max_sandboxes;
@@ -234,6 +250,31 @@ struct audit_conf {
 	gid_t			 gid;
 };
 
+/*
+ * mcpd as an OAuth 2.1 resource server (the oauth block): JWT access
+ * tokens of one issuer, for this server's resource URI, checked against
+ * the issuer's keys.
+ */
+#define OAUTH_URL_MAX		512
+#define OAUTH_SCOPE_MAX		128
+#define OAUTH_TYPE_MAX		32
+#define DEFAULT_OAUTH_LEEWAY	(60ULL * 1000)	/* ms */
+#define OAUTH_LEEWAY_MAX	(10ULL * 60 * 1000)
+#define DEFAULT_OAUTH_TYPE	"at+jwt"	/* RFC 9068 */
+
+struct oauth_conf {
+	int			 enabled;	/* an oauth block was given */
+	char			 issuer[OAUTH_URL_MAX];
+	/* The resource (RFC 8707): what "aud" must hold. */
+	char			 audience[OAUTH_URL_MAX];
+	/* A file, a URL, or "": the jwks_uri of the issuer's metadata. */
+	char			 jwks[PATH_MAX];
+	char			**scopes;	/* every one required */
+	size_t			 nscopes;
+	char			 type[OAUTH_TYPE_MAX];	/* "typ"; "" : any */
+	uint64_t		 leeway;	/* ms of clock skew */
+};
+
 struct policy {
 	char			 path[PATH_MAX];	/* file loaded */
 	uint8_t			 digest[32];	/* SHA-256 of all text read */
@@ -277,6 +318,7 @@ struct policy {
 	TAILQ_HEAD(, image)	 images;
 	TAILQ_HEAD(, language)	 languages;
 	struct audit_conf	 audit;
+	struct oauth_conf	 oauth;
 };
 
 /*

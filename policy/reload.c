@@ -198,6 +198,7 @@ tenant_same(const struct tenant *a, const struct tenant *b)
 	size_t	 i;
 
 	if (a->ntokens != b->ntokens || a->nuids != b->nuids ||
+	    a->nclaims != b->nclaims ||
 	    a->npaths != b->npaths || a->max_sandboxes != b->max_sandboxes ||
 	    a->max_requests != b->max_requests ||
 	    strcmp(a->limits_name, b->limits_name) != 0 ||
@@ -209,6 +210,11 @@ tenant_same(const struct tenant *a, const struct tenant *b)
 	for (i = 0; i < a->nuids; i++)
 		if (a->uids[i].uid != b->uids[i].uid ||
 		    strcmp(a->uids[i].name, b->uids[i].name) != 0)
+			return 0;
+	for (i = 0; i < a->nclaims; i++)
+		if (a->claims[i].any != b->claims[i].any ||
+		    strcmp(a->claims[i].name, b->claims[i].name) != 0 ||
+		    strcmp(a->claims[i].value, b->claims[i].value) != 0)
 			return 0;
 	for (i = 0; i < a->npaths; i++)
 		if (a->paths[i].readonly != b->paths[i].readonly ||
@@ -234,6 +240,8 @@ tenant_take(struct policy *cur, struct tenant *t, struct tenant *nt)
 	SWAP(t->ntokens, nt->ntokens);
 	SWAP(t->uids, nt->uids);
 	SWAP(t->nuids, nt->nuids);
+	SWAP(t->claims, nt->claims);
+	SWAP(t->nclaims, nt->nclaims);
 	SWAP(t->paths, nt->paths);
 	SWAP(t->npaths, nt->npaths);
 	memcpy(t->limits_name, nt->limits_name, sizeof(t->limits_name));
@@ -252,11 +260,13 @@ tenant_retire(struct tenant *t)
 		sodium_memzero(t->tokens, t->ntokens * sizeof(*t->tokens));
 	free(t->tokens);
 	free(t->uids);
+	free(t->claims);
 	free(t->paths);
 	t->tokens = NULL;
 	t->uids = NULL;
+	t->claims = NULL;
 	t->paths = NULL;
-	t->ntokens = t->nuids = t->npaths = 0;
+	t->ntokens = t->nuids = t->nclaims = t->npaths = 0;
 	t->gone = 1;
 }
 
@@ -466,6 +476,18 @@ languages_same(const struct policy *a, const struct policy *b)
 	return x == NULL && y == NULL;
 }
 
+/* The oauth block is read once: its keys' source is Landlock's. */
+static int
+oauth_same(const struct oauth_conf *a, const struct oauth_conf *b)
+{
+	return a->enabled == b->enabled && a->leeway == b->leeway &&
+	    strcmp(a->issuer, b->issuer) == 0 &&
+	    strcmp(a->audience, b->audience) == 0 &&
+	    strcmp(a->jwks, b->jwks) == 0 &&
+	    strcmp(a->type, b->type) == 0 &&
+	    strings_same(a->scopes, a->nscopes, b->scopes, b->nscopes);
+}
+
 static void
 fixed_changed(const char *what, const char *daemon,
     struct policy_changes *ch)
@@ -498,6 +520,8 @@ reload_fixed(const struct policy *cur, const struct policy *next, int who,
 		fixed_changed("audit excerpt", daemon, ch);
 	if ((who & POLICY_MCPD) && !listens_same(cur, next))
 		fixed_changed("listen on", daemon, ch);
+	if ((who & POLICY_MCPD) && !oauth_same(&cur->oauth, &next->oauth))
+		fixed_changed("oauth", daemon, ch);
 	if ((who & POLICY_SANDBOXD) && !images_same(cur, next))
 		fixed_changed("image", daemon, ch);
 	if ((who & POLICY_SANDBOXD) && !runtimes_same(cur, next))

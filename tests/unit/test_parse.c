@@ -238,6 +238,15 @@ same_policy(const struct policy *a, const struct policy *b)
 	    strcmp(a->audit.user, b->audit.user) != 0 ||
 	    a->audit.excerpt != b->audit.excerpt)
 		return 0;
+	if (a->oauth.enabled != b->oauth.enabled ||
+	    strcmp(a->oauth.issuer, b->oauth.issuer) != 0 ||
+	    strcmp(a->oauth.audience, b->oauth.audience) != 0 ||
+	    strcmp(a->oauth.jwks, b->oauth.jwks) != 0 ||
+	    strcmp(a->oauth.type, b->oauth.type) != 0 ||
+	    a->oauth.leeway != b->oauth.leeway ||
+	    !same_strings(a->oauth.scopes, a->oauth.nscopes, b->oauth.scopes,
+	    b->oauth.nscopes))
+		return 0;
 	if (!same_strings(a->allow_hosts, a->nallow_hosts, b->allow_hosts,
 	    b->nallow_hosts) || !same_strings(a->allow_origins,
 	    a->nallow_origins, b->allow_origins, b->nallow_origins))
@@ -313,6 +322,146 @@ round_trip(const char *what, const struct policy *p)
 	free(d1);
 	free(d2);
 	policy_free(q);
+}
+
+/* The oauth block and tenants' claims. */
+static void
+test_oauth(void)
+{
+	struct policy		*p;
+	const struct tenant	*t;
+	char			*d;
+
+	p = loads("oauth block and claims",
+	    "oauth {\n"
+	    "\tissuer https://auth.example.com/realms/x\n"
+	    "\taudience \"https://mcp.example.com/mcp\"\n"
+	    "\tjwks /etc/mcpd/jwks.json\n"
+	    "\tscope mcp:tools\n"
+	    "\tscope \"files.read\"\n"
+	    "\tleeway 30s\n"
+	    "\ttoken type application/at+jwt\n"
+	    "}\n"
+	    "tenant alice {\n"
+	    "\tclaim sub \"alice@example.com\"\n"
+	    "\tclaim groups eng\n"
+	    "\tclaim email bob+mcp@example.com\n"
+	    "}\n"
+	    "tenant rest {\n"
+	    "\tclaim client_id any\n"
+	    "\tclaim scope \"any\"\n"
+	    "}\n"
+	    "tenant scope {\n"
+	    "\tclaim issuer claim\n"
+	    "}\n");
+	if (p == NULL)
+		return;
+	ok(p->oauth.enabled && strcmp(p->oauth.issuer,
+	    "https://auth.example.com/realms/x") == 0 &&
+	    strcmp(p->oauth.audience, "https://mcp.example.com/mcp") == 0 &&
+	    strcmp(p->oauth.jwks, "/etc/mcpd/jwks.json") == 0,
+	    "oauth: issuer, audience, jwks");
+	ok(p->oauth.nscopes == 2 && strcmp(p->oauth.scopes[0],
+	    "mcp:tools") == 0 && strcmp(p->oauth.scopes[1], "files.read") == 0,
+	    "oauth: two scopes, in order");
+	ok(p->oauth.leeway == 30000 &&
+	    strcmp(p->oauth.type, "application/at+jwt") == 0,
+	    "oauth: leeway, token type");
+	t = policy_tenant(p, "alice");
+	ok(t != NULL && t->nclaims == 3 &&
+	    strcmp(t->claims[0].name, "sub") == 0 &&
+	    strcmp(t->claims[2].value, "bob+mcp@example.com") == 0 &&
+	    strcmp(t->claims[0].value, "alice@example.com") == 0 &&
+	    !t->claims[0].any && strcmp(t->claims[1].value, "eng") == 0,
+	    "tenant claims with values");
+	t = policy_tenant(p, "rest");
+	ok(t != NULL && t->nclaims == 2 && t->claims[0].any &&
+	    t->claims[0].value[0] == '\0' && !t->claims[1].any &&
+	    strcmp(t->claims[1].value, "any") == 0,
+	    "claim NAME any; a quoted \"any\" is a value");
+	t = policy_tenant(p, "scope");
+	ok(t != NULL && t->nclaims == 1 &&
+	    strcmp(t->claims[0].name, "issuer") == 0 &&
+	    strcmp(t->claims[0].value, "claim") == 0,
+	    "the oauth block's words are still values");
+	d = dump_text(p);
+	ok(strstr(d, "\tclaim \"client_id\" any\n") != NULL &&
+	    strstr(d, "\ttoken type \"application/at+jwt\"\n") != NULL &&
+	    strstr(d, "\tleeway 30s\n") != NULL, "oauth dump");
+	free(d);
+	round_trip("oauth", p);
+	policy_free(p);
+
+	p = loads("oauth defaults, http issuer on the loopback",
+	    "oauth {\n\tissuer http://127.0.0.1:4000\n"
+	    "\taudience http://localhost:8080/mcp\n}\n"
+	    "tenant t {\n\tclaim sub any\n}\n");
+	ok(p != NULL && p->oauth.leeway == DEFAULT_OAUTH_LEEWAY &&
+	    strcmp(p->oauth.type, "at+jwt") == 0 && p->oauth.jwks[0] == '\0' &&
+	    p->oauth.nscopes == 0, "oauth defaults");
+	if (p != NULL)
+		round_trip("oauth defaults", p);
+	policy_free(p);
+	p = loads("token type any", "oauth {\n\tissuer https://a\n"
+	    "\taudience https://b\n\ttoken type any\n}\n");
+	ok(p != NULL && p->oauth.type[0] == '\0', "token type any: none");
+	if (p != NULL)
+		round_trip("token type any", p);
+	policy_free(p);
+
+	fails("oauth without issuer or audience", "oauth {\n}\n",
+	    "t.conf:1: oauth: no issuer (the URL of the authorization server "
+	    "whose tokens are taken)\n"
+	    "t.conf:1: oauth: no audience (this server's own URL, such as "
+	    "https://mcp.example.com/mcp, which tokens must be issued for)");
+	fails("plain http issuer off the loopback",
+	    "oauth {\n\tissuer http://auth.example.com\n"
+	    "\taudience https://b\n}\n",
+	    "t.conf:2: issuer \"http://auth.example.com\": https, or plain "
+	    "http on the loopback only");
+	fails("issuer with a fragment, audience with a query",
+	    "oauth {\n\tissuer \"https://a/#x\"\n"
+	    "\taudience \"https://b/?q\"\n}\n",
+	    "t.conf:2: issuer \"https://a/#x\": no fragment (#) allowed\n"
+	    "t.conf:3: audience \"https://b/?q\": no query (?) allowed");
+	fails("user information in a URL, a bad port",
+	    "oauth {\n\tissuer https://u@a\n\taudience https://b:0/\n}\n",
+	    "t.conf:2: issuer \"https://u@a\": no user information (@) "
+	    "allowed\n"
+	    "t.conf:3: audience \"https://b:0/\": a bad port");
+	fails("jwks neither a path nor a URL",
+	    "oauth {\n\tissuer https://a\n\taudience https://b\n"
+	    "\tjwks keys.json\n}\n",
+	    "t.conf:4: jwks \"keys.json\": not an http:// or https:// URL");
+	fails("oauth twice, issuer twice",
+	    "oauth {\n\tissuer https://a\n\tissuer https://a\n"
+	    "\taudience https://b\n}\n"
+	    "oauth {\n\tissuer https://a\n\taudience https://b\n}\n",
+	    "t.conf:3: issuer given twice\n"
+	    "t.conf:6: oauth given twice");
+	fails("bad scopes, a scope twice",
+	    "oauth {\n\tissuer https://a\n\taudience https://b\n"
+	    "\tscope \"a b\"\n\tscope \"\"\n\tscope x\n\tscope x\n}\n",
+	    "t.conf:4: scope \"a b\": 1 to 127 printable characters, no "
+	    "spaces, quotes or backslashes\n"
+	    "t.conf:5: scope \"\": 1 to 127 printable characters, no spaces, "
+	    "quotes or backslashes\n"
+	    "t.conf:7: scope \"x\" given twice");
+	fails("leeway out of range",
+	    "oauth {\n\tissuer https://a\n\taudience https://b\n"
+	    "\tleeway 11m\n}\n",
+	    "t.conf:4: leeway \"11m\": whole seconds from 0 to 10m");
+	fails("a claim without an oauth block",
+	    "tenant t {\n\tuid 0\n\tclaim sub x\n}\n",
+	    "t.conf:3: claim: there is no oauth block, so no token to read "
+	    "claims from");
+	fails("the same claim for two tenants; a bad claim name",
+	    "oauth {\n\tissuer https://a\n\taudience https://b\n}\n"
+	    "tenant t {\n\tclaim sub x\n}\n"
+	    "tenant u {\n\tclaim sub x\n\tclaim \"a b\" y\n}\n",
+	    "t.conf:9: claim sub \"x\" already used by tenant \"t\"\n"
+	    "t.conf:10: claim \"a b\": a name of letters, digits and _-.:/, "
+	    "at most 63 bytes");
 }
 
 static int
@@ -1680,7 +1829,7 @@ test_reference_errors(void)
 {
 	fails("tenant without token or uid",
 	    "tenant t {\n\tlimits default\n}\n",
-	    "t.conf:1: tenant \"t\" has neither token nor uid");
+	    "t.conf:1: tenant \"t\" has no token, uid or claim");
 	fails("unknown limits", "tenant t {\n\tuid 1\n\tlimits big\n}\n",
 	    "t.conf:3: tenant \"t\": unknown limits \"big\"");
 	fails("language without run", "language x {\n\tfile a\n}\n",
@@ -2108,6 +2257,7 @@ main(void)
 	test_added_values();
 	test_local_word();
 	test_metrics();
+	test_oauth();
 	test_runtimes();
 	test_added_errors();
 	test_sandbox_settings();

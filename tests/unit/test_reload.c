@@ -272,6 +272,42 @@ test_fixed(void)
 /* Who may read /metrics changes at once, as the allow lists do. */
 #define BIG	"limits big {\n}\n"
 
+/* Tenants' claims change in place; the oauth block needs a restart. */
+#define OAUTH(iss) \
+	"oauth {\n\tissuer " iss "\n\taudience https://m.example/mcp\n}\n"
+
+static void
+test_oauth(void)
+{
+	struct policy_changes	 ch;
+	struct policy		*cur;
+	struct tenant		*t;
+	char			 sum[256];
+	int			 rv;
+
+	cur = load(OAUTH("https://a.example")
+	    "tenant t {\n\tclaim sub alice\n}\n");
+	t = policy_tenant(cur, "t");
+	rv = reload(cur, OAUTH("https://a.example")
+	    "tenant t {\n\tclaim sub bob\n\tclaim groups any\n}\n",
+	    POLICY_MCPD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && t->nclaims == 2 && strcmp(t->claims[0].value, "bob") ==
+	    0 && t->claims[1].any, "a tenant's claims change in place");
+	ok(ch.tenants_changed == 1 && ch.ignored == 0, "summary: %s", sum);
+	rv = reload(cur, OAUTH("https://b.example")
+	    "tenant t {\n\tclaim sub bob\n\tclaim groups any\n}\n",
+	    POLICY_MCPD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && ch.ignored == 1 && strcmp(cur->oauth.issuer,
+	    "https://a.example") == 0 && strstr(errbuf, "\"oauth\" changed: "
+	    "restart mcpd to apply it") != NULL,
+	    "another issuer needs a restart, and the old one stays");
+	rv = reload(cur, OAUTH("https://a.example") "tenant u {\n\tuid 5003\n}\n",
+	    POLICY_MCPD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && t->gone && t->nclaims == 0 && t->claims == NULL,
+	    "a removed tenant keeps no claim");
+	policy_free(cur);
+}
+
 static void
 test_metrics(void)
 {
@@ -359,6 +395,7 @@ main(void)
 	test_merge();
 	test_fixed();
 	test_metrics();
+	test_oauth();
 	test_resolve();
 
 	(void)unlink("t.conf");
