@@ -236,7 +236,7 @@ priv_landlock(const struct priv_path *paths, size_t npaths,
 	}
 #endif
 	for (i = 0; abi >= 4 && i < nports; i++) {
-		na.allowed_access = LL_NET_BIND_TCP;
+		na.allowed_access = LL_NET_CONNECT_TCP;
 		na.port = ports[i];
 		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &na,
 		    0) == -1)

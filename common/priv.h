@@ -49,7 +49,8 @@ struct priv_path {
 
 /*
  * Deny all filesystem access except the listed paths (beneath each, with the
- * access given), all TCP bind/connect except binding the listed ports, and,
+ * access given), all TCP bind/connect except connecting to the listed ports
+ * (mcpd fetching an OAuth issuer's keys), and,
  * on kernels with scoping, signals and abstract unix sockets outside the
  * process.  Returns the Landlock ABI version applied, or 0 when the kernel
  * has no Landlock (logged once).  Fatal on error.

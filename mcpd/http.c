@@ -10,6 +10,10 @@
  * connection; while a reply is open the connection keeps reading, only to
  * notice the client leaving.  A request refused from its head has its body
  * read and dropped: a stranger cannot make us keep 32 MiB per connection.
+ *
+ * A connection the handler upgrades to a WebSocket reads frames from then
+ * on (ws.c checks each byte of them); pings go out every HTTP_WS_PING_S
+ * seconds and a peer silent for two of them is let go.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -41,6 +45,7 @@
 #include "log.h"
 #include "sock.h"
 #include "util.h"
+#include "ws.h"
 
 enum hstate {
 	H_IDLE,			/* between requests */
@@ -52,6 +57,17 @@ enum hstate {
 	H_TRAILER,
 	H_HANDLING,		/* the handler has the request */
 	H_CLOSING,		/* flushing, then close */
+	H_WS,			/* a WebSocket */
+};
+
+struct http_ws {
+	struct http_conn	*conn;
+	struct ws_parser	 parser;
+	const struct http_ws_ops *ops;
+	void			*arg;
+	uint64_t		 last_rx;	/* mono_ms() of the last frame */
+	int			 close_sent;
+	char			 peer[64];
 };
 
 struct http_conn {
@@ -74,6 +90,7 @@ struct http_conn {
 	int			 has_cred;	/* unix socket: peer creds */
 	uid_t			 uid;
 	int			 tls;
+	struct http_ws		*ws;		/* after an upgrade */
 };
 
 struct http_server {
@@ -98,6 +115,7 @@ static const struct {
 	int		 code;
 	const char	*text;
 } statuses[] = {
+	{ 101, "Switching Protocols" },
 	{ 200, "OK" }, { 202, "Accepted" }, { 204, "No Content" },
 	{ 400, "Bad Request" }, { 401, "Unauthorized" },
 	{ 403, "Forbidden" }, { 404, "Not Found" },
@@ -159,6 +177,14 @@ conn_free(struct http_conn *c)
 
 	TAILQ_REMOVE(&c->srv->conns, c, entry);
 	c->srv->nconns--;
+	if (c->ws != NULL) {
+		/* Its owner hears of the end once, then it is gone. */
+		c->ws->conn = NULL;
+		c->ws->ops->closed(c->ws, c->ws->arg);
+		ws_parser_free(&c->ws->parser);
+		free(c->ws);
+		c->ws = NULL;
+	}
 	c->req = NULL;
 	if (req != NULL) {
 		if (c->state == H_HANDLING &&
@@ -219,6 +245,8 @@ conn_error(struct http_conn *c, int code, const char *why)
 	bufferevent_disable(c->bev, EV_READ);
 }
 
+static void	ws_tick(struct http_conn *);
+
 static void
 conn_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -229,6 +257,9 @@ conn_timeout_cb(evutil_socket_t fd, short events, void *arg)
 		return;
 	}
 	switch (c->state) {
+	case H_WS:
+		ws_tick(c);
+		break;
 	case H_IDLE:
 	case H_CLOSING:
 		conn_free(c);
@@ -660,6 +691,8 @@ conn_chunk_size(struct http_conn *c, struct evbuffer *in)
 	return 0;
 }
 
+static void	ws_read(struct http_conn *);
+
 static void
 conn_parse(struct http_conn *c)
 {
@@ -751,6 +784,9 @@ conn_parse(struct http_conn *c)
 			return;
 		case H_CLOSING:
 			evbuffer_drain(in, evbuffer_get_length(in));
+			return;
+		case H_WS:
+			ws_read(c);
 			return;
 		}
 	}
@@ -1113,6 +1149,181 @@ http_stream_abort(struct http_req *req)
 	conn_timer(c, 5);
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
 		conn_write_cb(c->bev, c);
+}
+
+/* --- WebSocket ---------------------------------------------------------- */
+
+static int
+ws_frame(struct http_conn *c, enum ws_opcode op, const void *data,
+    size_t len)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	uint8_t		 hdr[10];
+
+	if (c->dropping || c->ws->close_sent)
+		return -1;
+	if (evbuffer_get_length(out) > c->srv->set.max_queued) {
+		log_info("http %s: WebSocket client too slow, dropping it",
+		    c->peer);
+		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+		c->dropping = 1;
+		conn_timer(c, 0);
+		event_active(c->ev_timer, EV_TIMEOUT, 0);
+		return -1;
+	}
+	evbuffer_add(out, hdr, ws_frame_header(hdr, op, len));
+	if (len > 0)
+		evbuffer_add(out, data, len);
+	return 0;
+}
+
+/* A close frame, then the end of the connection once it has left. */
+static void
+ws_closing(struct http_conn *c, uint16_t code, const char *reason)
+{
+	uint8_t	 payload[WS_CONTROL_MAX];
+
+	if (!c->ws->close_sent && !c->dropping) {
+		(void)ws_frame(c, WS_OP_CLOSE, payload,
+		    ws_close_payload(payload, code, reason));
+		c->ws->close_sent = 1;
+	}
+	/* Never freed here: its owner may be the one calling. */
+	c->keepalive = 0;
+	c->state = H_CLOSING;
+	bufferevent_disable(c->bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+		conn_timer(c, 5);
+	else {
+		conn_timer(c, 0);
+		event_active(c->ev_timer, EV_TIMEOUT, 0);
+	}
+}
+
+static void
+ws_read(struct http_conn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+	struct http_ws	*ws = c->ws;
+	struct ws_parser *p = &ws->parser;
+	const uint8_t	*buf;
+	size_t		 n, used;
+
+	while (c->state == H_WS && (n = evbuffer_get_length(in)) > 0) {
+		buf = evbuffer_pullup(in, (ssize_t)n);
+		switch (ws_parse(p, buf, n, &used)) {
+		case WS_MORE:
+			evbuffer_drain(in, used);
+			ws->last_rx = mono_ms();
+			return;
+		case WS_TEXT:
+			evbuffer_drain(in, used);
+			ws->last_rx = mono_ms();
+			ws->ops->message(ws, (const char *)p->msg, p->msglen,
+			    ws->arg);
+			break;
+		case WS_PING:
+			evbuffer_drain(in, used);
+			ws->last_rx = mono_ms();
+			(void)ws_frame(c, WS_OP_PONG, p->ctl, p->ctllen);
+			break;
+		case WS_PONG:
+			evbuffer_drain(in, used);
+			ws->last_rx = mono_ms();
+			break;
+		case WS_CLOSE:
+			/* Its code back, and the connection ends with ours. */
+			evbuffer_drain(in, n);
+			log_debug("http %s: WebSocket closed by the client (%u)",
+			    c->peer, p->close_code);
+			ws_closing(c, p->close_code == 1005 ? WS_CLOSE_NORMAL :
+			    p->close_code, "");
+			return;
+		case WS_FAIL:
+			evbuffer_drain(in, n);
+			log_debug("http %s: WebSocket: %s (close %u)", c->peer,
+			    p->why, p->close_code);
+			ws_closing(c, p->close_code, p->why);
+			return;
+		}
+	}
+}
+
+/* Every HTTP_WS_PING_S: a ping, or the end of a peer gone quiet. */
+static void
+ws_tick(struct http_conn *c)
+{
+	if (mono_ms() - c->ws->last_rx > 2000ULL * HTTP_WS_PING_S + 5000) {
+		log_info("http %s: WebSocket peer answers no ping: closing",
+		    c->peer);
+		ws_closing(c, WS_CLOSE_GOING_AWAY, "no answer to pings");
+		return;
+	}
+	(void)ws_frame(c, WS_OP_PING, NULL, 0);
+	conn_timer(c, HTTP_WS_PING_S);
+}
+
+struct http_ws *
+http_ws_upgrade(struct http_req *req, const char *accept, const char *extra,
+    size_t max_message, const struct http_ws_ops *ops, void *arg)
+{
+	struct http_conn	*c = req->conn;
+	struct http_ws		*ws;
+	struct evbuffer		*out;
+
+	if (c == NULL) {
+		req_free(req);
+		return NULL;
+	}
+	if (c->srv->set.status != NULL)
+		c->srv->set.status(101);
+	out = bufferevent_get_output(c->bev);
+	evbuffer_add_printf(out, "HTTP/1.1 101 Switching Protocols\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Accept: %s\r\n%s\r\n", accept,
+	    extra != NULL ? extra : "");
+	ws = xcalloc(1, sizeof(*ws));
+	ws->conn = c;
+	ws->ops = ops;
+	ws->arg = arg;
+	ws->last_rx = mono_ms();
+	str_copy(ws->peer, c->peer, sizeof(ws->peer));
+	ws_parser_init(&ws->parser, max_message);
+	c->ws = ws;
+	c->req = NULL;
+	req->responding = 1;
+	req_free(req);
+	c->keepalive = 0;
+	c->state = H_WS;
+	conn_timer(c, HTTP_WS_PING_S);
+	bufferevent_enable(c->bev, EV_READ);
+	/* Frames sent right after the head: read from the loop, once the
+	 * handler has what message() needs. */
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		bufferevent_trigger(c->bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS |
+		    BEV_TRIG_DEFER_CALLBACKS);
+	return ws;
+}
+
+int
+http_ws_send(struct http_ws *ws, const char *data, size_t len)
+{
+	if (ws->conn == NULL || ws->conn->state != H_WS)
+		return -1;
+	return ws_frame(ws->conn, WS_OP_TEXT, data, len);
+}
+
+void
+http_ws_close(struct http_ws *ws, uint16_t code, const char *reason)
+{
+	if (ws->conn != NULL && ws->conn->state == H_WS)
+		ws_closing(ws->conn, code, reason);
+}
+
+const char *
+http_ws_peer(const struct http_ws *ws)
+{
+	return ws->peer;
 }
 
 void

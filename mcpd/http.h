@@ -102,6 +102,29 @@ void		 http_stream_abort(struct http_req *);
 /* The handler is done with a request it will not answer. */
 void		 http_req_release(struct http_req *);
 
+/*
+ * WebSocket (RFC 6455, ws.c's framing).  A handler that has checked a
+ * request's handshake turns its connection into a WebSocket: 101 is sent
+ * with accept (Sec-WebSocket-Accept) and extra header lines, the request
+ * is freed, and from then on each whole text message reaches message(),
+ * pings are answered and sent every HTTP_WS_PING_S, and close() is called
+ * once when the connection ends, however it ends (after which the
+ * struct http_ws is gone).
+ */
+#define HTTP_WS_PING_S		30
+struct http_ws;
+struct http_ws_ops {
+	void	(*message)(struct http_ws *, const char *, size_t, void *);
+	void	(*closed)(struct http_ws *, void *);
+};
+struct http_ws	*http_ws_upgrade(struct http_req *, const char *,
+		    const char *, size_t, const struct http_ws_ops *, void *);
+/* A text message; -1 if the connection is closing or gone. */
+int		 http_ws_send(struct http_ws *, const char *, size_t);
+/* Send a close frame; the connection ends once it has left. */
+void		 http_ws_close(struct http_ws *, uint16_t, const char *);
+const char	*http_ws_peer(const struct http_ws *);
+
 const char	*http_status_text(int);
 
 #endif

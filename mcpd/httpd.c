@@ -35,6 +35,7 @@
 #include "mcp.h"
 #include "mcpd.h"
 #include "metrics.h"
+#include "oauth.h"
 #include "policy.h"
 #include "util.h"
 
@@ -44,7 +45,7 @@
 /* Events kept for resumption, per session. */
 #define SESSION_REPLAY_MAX	(4 * 1024 * 1024)
 #define KEEPALIVE_S		15
-#define TOKEN_MAX		4096
+#define TOKEN_MAX		8192
 
 /* A listening socket and what its configuration says. */
 struct lsock {
@@ -333,6 +334,25 @@ auth_failed(const struct http_req *r, enum mx_auth why, const char *reason)
 	maudit_auth_failure(r->peer, reason);
 }
 
+/* The token of a well-formed "Bearer <token>", and its length; NULL. */
+static const char *
+bearer_token(const struct http_req *r, const char *auth, size_t *len)
+{
+	const char	*tok;
+	size_t		 n;
+
+	if (http_header_count(r, "authorization") != 1 ||
+	    strncasecmp(auth, "bearer ", 7) != 0)
+		return NULL;
+	for (tok = auth + 7; *tok == ' '; tok++)
+		;
+	n = strlen(tok);
+	if (n == 0 || n > TOKEN_MAX || strchr(tok, ' ') != NULL)
+		return NULL;
+	*len = n;
+	return tok;
+}
+
 /* The hash of a well-formed "Bearer <token>"; -1 if it is none. */
 static int
 bearer_hash(const struct http_req *r, const char *auth, uint8_t hash[32])
@@ -340,16 +360,107 @@ bearer_hash(const struct http_req *r, const char *auth, uint8_t hash[32])
 	const char	*tok;
 	size_t		 n;
 
-	if (http_header_count(r, "authorization") != 1 ||
-	    strncasecmp(auth, "bearer ", 7) != 0)
-		return -1;
-	for (tok = auth + 7; *tok == ' '; tok++)
-		;
-	n = strlen(tok);
-	if (n == 0 || n > TOKEN_MAX || strchr(tok, ' ') != NULL)
+	if ((tok = bearer_token(r, auth, &n)) == NULL)
 		return -1;
 	crypto_hash_sha256(hash, (const unsigned char *)tok, n);
 	return 0;
+}
+
+/*
+ * The draft's token for clients that cannot set headers (a browser's
+ * WebSocket): the subprotocol "mcp.auth.TOKEN", offered beside "mcp".
+ */
+#define WS_AUTH_PREFIX	"mcp.auth."
+
+static const char *
+ws_token(const struct http_req *r, size_t *len)
+{
+	const char	*p = http_header(r, "sec-websocket-protocol");
+	size_t		 n;
+
+	if (p == NULL || http_header_count(r, "sec-websocket-protocol") != 1)
+		return NULL;
+	while (*p != '\0') {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		n = strcspn(p, ", \t");
+		if (n > sizeof(WS_AUTH_PREFIX) - 1 && n <= TOKEN_MAX &&
+		    strncmp(p, WS_AUTH_PREFIX, sizeof(WS_AUTH_PREFIX) - 1) == 0) {
+			*len = n - (sizeof(WS_AUTH_PREFIX) - 1);
+			return p + sizeof(WS_AUTH_PREFIX) - 1;
+		}
+		p += n;
+	}
+	return NULL;
+}
+
+/* An access_token query parameter. */
+static int
+query_token(const struct http_req *r)
+{
+	const char	*q = r->query;
+
+	return q != NULL && (strncmp(q, "access_token=", 13) == 0 ||
+	    strstr(q, "&access_token=") != NULL);
+}
+
+/* A 401 or 403's challenge: the resource metadata's, with OAuth. */
+static const char *
+challenge(const char *error)
+{
+	if (oauth_enabled())
+		return oauth_challenge(error);
+	if (error == NULL)
+		return "WWW-Authenticate: Bearer realm=\"mcp\"\r\n";
+	return "WWW-Authenticate: Bearer realm=\"mcp\", "
+	    "error=\"invalid_token\"\r\n";
+}
+
+/* An OAuth access token (oauth.c): the tenant, or -1 once answered. */
+static int
+authenticate_oauth(struct http_req *r, struct mcp_peer *peer,
+    const char *tok, size_t n)
+{
+	struct oauth_who	 who;
+	char			 reason[128];
+
+	switch (oauth_check(tok, n, &who)) {
+	case OAUTH_OK:
+		peer->tenant = who.tenant;
+		memcpy(peer->principal, who.principal,
+		    sizeof(peer->principal));
+		snprintf(peer->desc, sizeof(peer->desc), "tenant %s (oauth "
+		    "sub %s)", who.tenant->name, who.sub);
+		snprintf(peer->cred, sizeof(peer->cred), "oauth:%02x%02x",
+		    who.principal[0], who.principal[1]);
+		return 0;
+	case OAUTH_NO_KEYS:
+		reply_rpc_error(r, 503, -32000, "Service Unavailable: the "
+		    "authorization server's keys are not loaded yet",
+		    "Retry-After: 5\r\n");
+		return -1;
+	case OAUTH_SCOPE:
+		auth_failed(r, MX_AUTH_SCOPE, "an OAuth token without a "
+		    "scope required");
+		reply_rpc_error(r, 403, -32000, "Forbidden: the token lacks "
+		    "a scope this server requires", challenge(
+		    "insufficient_scope"));
+		return -1;
+	case OAUTH_NO_TENANT:
+		auth_failed(r, MX_AUTH_FORBIDDEN, "an OAuth token no tenant "
+		    "takes");
+		reply_rpc_error(r, 403, -32000, "Forbidden: no tenant of this "
+		    "server takes this token's claims", NULL);
+		return -1;
+	case OAUTH_INVALID:
+	default:
+		snprintf(reason, sizeof(reason), "a bad OAuth token: %s",
+		    who.why);
+		auth_failed(r, MX_AUTH_BAD_TOKEN, reason);
+		reply_rpc_error(r, 401, -32000, "Unauthorized: the bearer "
+		    "token is not valid", challenge("invalid_token"));
+		return -1;
+	}
 }
 
 /* The tenant of a request; -1 once it has been answered 401/403. */
@@ -358,10 +469,14 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
 {
 	const struct lsock	*ls = r->larg;
 	const char		*auth = http_header(r, "authorization");
+	const char		*tok = NULL;
 	const struct tenant	*t;
 	uint8_t			 hash[32];
+	size_t			 n = 0;
 
 	memset(peer, 0, sizeof(*peer));
+	if (auth == NULL && (tok = ws_token(r, &n)) != NULL)
+		auth = "";	/* a credential, as a header would be */
 	if (auth == NULL && ls != NULL && ls->open != NULL &&
 	    ls->open->gone) {
 		/* Its listen statement changes only with a restart. */
@@ -396,16 +511,27 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
 		    (unsigned)r->uid);
 		return 0;
 	}
+	if (auth == NULL && query_token(r)) {
+		/* RFC 6750 2.3, which MCP forbids: it would end up in logs. */
+		auth_failed(r, MX_AUTH_NONE, "a token in the query string, "
+		    "which is never read");
+		reply_rpc_error(r, 401, -32000, "Unauthorized: send the token "
+		    "in an Authorization: Bearer header, never in the URL",
+		    challenge(NULL));
+		return -1;
+	}
 	if (auth == NULL) {
 		auth_failed(r, MX_AUTH_NONE, "no credentials");
 		reply_rpc_error(r, 401, -32000, "Unauthorized: send "
-		    "Authorization: Bearer <token>",
-		    "WWW-Authenticate: Bearer realm=\"mcp\"\r\n");
+		    "Authorization: Bearer <token>", challenge(NULL));
 		return -1;
 	}
-	if (bearer_hash(r, auth, hash) == -1)
+	if (tok == NULL && (tok = bearer_token(r, auth, &n)) == NULL)
 		goto bad;
+	crypto_hash_sha256(hash, (const unsigned char *)tok, n);
 	if ((t = policy_tenant_by_token(h.conf, hash)) == NULL) {
+		if (oauth_enabled() && oauth_token_shaped(tok, n))
+			return authenticate_oauth(r, peer, tok, n);
 		if (!policy_metrics_token(h.conf, hash))
 			goto bad;
 		auth_failed(r, MX_AUTH_FORBIDDEN, "a metrics token, "
@@ -424,8 +550,7 @@ authenticate(struct http_req *r, struct mcp_peer *peer)
  bad:
 	auth_failed(r, MX_AUTH_BAD_TOKEN, "a bad bearer token");
 	reply_rpc_error(r, 401, -32000, "Unauthorized: the bearer token is "
-	    "not valid", "WWW-Authenticate: Bearer realm=\"mcp\", "
-	    "error=\"invalid_token\"\r\n");
+	    "not valid", challenge("invalid_token"));
 	return -1;
 }
 
@@ -1451,6 +1576,33 @@ observe(struct http_req *r, int head)
 		observe_metrics(r);
 }
 
+/*
+ * The protected resource metadata (RFC 9728): public, and for any origin,
+ * as a client in a browser reads it before it has a token.  Its
+ * preflight is answered too (the SDK sends MCP-Protocol-Version).
+ */
+static void
+resource_metadata(struct http_req *r, int head)
+{
+	const char	*doc = oauth_metadata();
+
+	if (strcmp(r->method, "OPTIONS") == 0)
+		http_reply(r, 204, NULL, "Access-Control-Allow-Origin: *\r\n"
+		    "Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
+		    "Access-Control-Allow-Headers: mcp-protocol-version\r\n"
+		    "Access-Control-Max-Age: 86400\r\n", NULL, 0);
+	else if (strcmp(r->method, "GET") != 0 &&
+	    strcmp(r->method, "HEAD") != 0)
+		reply_plain(r, 405, "Allow: GET, HEAD, OPTIONS\r\n",
+		    "method not allowed\n");
+	else if (head)
+		reply_plain(r, 400, NULL, "this endpoint takes no body\n");
+	else
+		http_reply(r, 200, "application/json",
+		    "Access-Control-Allow-Origin: *\r\n"
+		    "Cache-Control: max-age=300\r\n", doc, strlen(doc));
+}
+
 static void
 host_refused(struct http_req *r)
 {
@@ -1471,6 +1623,11 @@ host_refused(struct http_req *r)
 static int
 httpd_admit(struct http_req *r, struct mcp_peer *peer, int head)
 {
+	if (oauth_metadata_path(r->path) &&
+	    host_allowed(http_header(r, "host"))) {
+		resource_metadata(r, head);
+		return -1;
+	}
 	if (!host_allowed(http_header(r, "host")) ||
 	    !origin_allowed(http_header(r, "origin")) ||
 	    http_header_count(r, "origin") > 1) {
@@ -1483,7 +1640,7 @@ httpd_admit(struct http_req *r, struct mcp_peer *peer, int head)
 		return -1;
 	}
 	if (strcmp(r->path, "/mcp") != 0 && strcmp(r->path, "/sse") != 0 &&
-	    strcmp(r->path, "/messages") != 0) {
+	    strcmp(r->path, "/messages") != 0 && strcmp(r->path, "/ws") != 0) {
 		if (strcmp(r->path, "/") == 0 && strcmp(r->method, "GET") ==
 		    0)
 			reply_plain(r, 200, NULL, "mcpd " MCPD_VERSION ": the "
@@ -1521,7 +1678,9 @@ httpd_handle(struct http_req *r, void *arg)
 	is_mcp = strcmp(r->path, "/mcp") == 0;
 	is_sse = strcmp(r->path, "/sse") == 0;
 	is_msg = strcmp(r->path, "/messages") == 0;
-	if (is_mcp && strcmp(r->method, "POST") == 0)
+	if (strcmp(r->path, "/ws") == 0 || (is_mcp && websocket_wanted(r)))
+		websocket_open(r, &peer);
+	else if (is_mcp && strcmp(r->method, "POST") == 0)
 		mcp_post(r, &peer);
 	else if (is_mcp && strcmp(r->method, "GET") == 0)
 		mcp_get(r, &peer);

@@ -95,6 +95,7 @@ enum mcp_transport {
 	MCP_T_STDIO,
 	MCP_T_HTTP,		/* Streamable HTTP */
 	MCP_T_SSE,		/* the 2024-11-05 HTTP+SSE transport */
+	MCP_T_WS,		/* WebSocket (SEP-1288, a draft) */
 };
 /* "stdio", "http", "sse" */
 const char	*mcp_transport_name(enum mcp_transport);

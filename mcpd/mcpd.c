@@ -39,6 +39,7 @@
 #include "mcp.h"
 #include "mcpd.h"
 #include "metrics.h"
+#include "oauth.h"
 #include "policy.h"
 #include "priv.h"
 #include "proc.h"
@@ -294,6 +295,17 @@ static const struct priv_syscall reload_syscalls[] = {
 	    O_TRUNC, O_RDONLY)),
 };
 
+/*
+ * Fetching an OAuth issuer's keys: TCP to it, UDP to the resolver (the
+ * base set has connect, sendto and recvfrom).  Landlock limits the TCP
+ * ports.
+ */
+static const struct priv_syscall fetch_syscalls[] = {
+	SC_ARG(socket, SCMP_A0(SCMP_CMP_EQ, AF_INET)),
+	SC_ARG(socket, SCMP_A0(SCMP_CMP_EQ, AF_INET6)),
+	SC(setsockopt),
+};
+
 /* What stdio mode needs for copying files in and out of sandboxes. */
 static const struct priv_syscall stdio_syscalls[] = {
 	SC(openat), SC(mkdirat), SC(mkdir), SC(getdents64), SC(fchmod),
@@ -308,7 +320,8 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 {
 	struct priv_path	 paths[1 + 64];
 	struct priv_syscall	*list;
-	size_t			 np = 0, i, n;
+	uint16_t		 ports[OAUTH_PORTS_MAX];
+	size_t			 np = 0, i, n, nports = 0, nfetch;
 
 	paths[np].path = mcpd.confdir;
 	paths[np++].access = LL_READ;
@@ -339,6 +352,12 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 			paths[np].path = conf->tls_key;
 			paths[np++].access = LL_READ;
 		}
+		/* And an OAuth key file, or the issuer's keys fetched. */
+		if (oauth_key_file() != NULL) {
+			paths[np].path = oauth_key_file();
+			paths[np++].access = LL_READ;
+		}
+		nports = oauth_ports(ports);
 		if (mcpd.privileged)
 			priv_drop(conf->uid, conf->gid);
 	}
@@ -347,14 +366,16 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 		if (sock_listen(socks[i].fd) == -1)
 			fatalx("cannot listen on %s", socks[i].name);
 	priv_no_new_privs();
-	priv_landlock(paths, np, NULL, 0, 0);
+	priv_landlock(paths, np, ports, nports, 0);
 	/*
 	 * The base set has no execve, fork, ptrace or file creation; stdio
 	 * mode adds what copies to and from this machine need, the daemon
 	 * what a reload needs.
 	 */
+	nfetch = nports > 0 ? nitems(fetch_syscalls) : 0;
 	n = priv_nbase_syscalls + nitems(mcpd_syscalls) +
-	    (stdio_mode ? nitems(stdio_syscalls) : nitems(reload_syscalls));
+	    (stdio_mode ? nitems(stdio_syscalls) : nitems(reload_syscalls)) +
+	    nfetch;
 	list = xcalloc(n, sizeof(*list));
 	memcpy(list, priv_base_syscalls, priv_nbase_syscalls *
 	    sizeof(*list));
@@ -366,6 +387,9 @@ mcpd_sandbox(const struct policy *conf, const struct tenant *t)
 	else
 		memcpy(list + priv_nbase_syscalls + nitems(mcpd_syscalls),
 		    reload_syscalls, sizeof(reload_syscalls));
+	if (nfetch > 0)
+		memcpy(list + n - nfetch, fetch_syscalls,
+		    sizeof(fetch_syscalls));
 	priv_seccomp(list, n);
 	free(list);
 }
@@ -568,12 +592,22 @@ mcpd_check(struct daemon *d)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
+	/* A key file must hold keys mcpd can use. */
+	if (d->conf->oauth.enabled && d->conf->oauth.jwks[0] == '/') {
+		if (oauth_init(NULL, d->conf, err, sizeof(err)) == -1) {
+			fprintf(stderr, "%s\n", err);
+			oauth_free();
+			return 1;
+		}
+		oauth_free();
+	}
 	return 0;
 }
 
 static void
 mcpd_reloaded(struct daemon *d)
 {
+	oauth_reload();
 	httpd_reloaded();
 }
 
@@ -614,7 +648,7 @@ mcpd_main(int argc, char *argv[])
 	struct mcp_session	*sess = NULL;
 	struct mcp_peer		 peer;
 	const struct tenant	*t = NULL;
-	char			 buf[32];
+	char			 buf[32], err[PATH_MAX + 256];
 
 	usage_stdio(&argc, argv);
 	daemon_init(&mcpd, "mcpd", argc, argv, mcpd_check);
@@ -651,6 +685,9 @@ mcpd_main(int argc, char *argv[])
 
 	daemon_start(&mcpd);
 	mcp_base = mcpd.base;
+	if (!stdio_mode && oauth_init(mcpd.base, conf, err,
+	    sizeof(err)) == -1)
+		fatalx("%s", err);
 	metrics_init();
 	mcp_init(stdio_mode);
 	if (stdio_mode) {
@@ -689,6 +726,7 @@ mcpd_main(int argc, char *argv[])
 		log_info("serving MCP on stdin and stdout as %s", peer.desc);
 	else {
 		httpd_start(mcpd.base, conf, socks, nsocks);
+		oauth_start();
 		daemon_ready(&mcpd, "serving MCP on %d socket%s", nsocks,
 		    nsocks == 1 ? "" : "s");
 	}
@@ -704,6 +742,7 @@ mcpd_main(int argc, char *argv[])
 	else
 		httpd_stop();
 	tls_free();
+	oauth_free();
 	client_free(sib_sandboxd.client);
 	event_free(sib_sandboxd.ev_ping);
 	client_free(sib_auditd.client);

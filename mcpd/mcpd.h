@@ -17,7 +17,9 @@
 
 struct event_base;
 struct evbuffer;
+struct http_req;
 struct listen_addr;
+struct mcp_peer;
 struct mcp_req;
 struct mcp_session;
 struct policy;
@@ -54,6 +56,10 @@ void		 httpd_stop(void);
 /* After a reload: say which listeners' tenants are gone. */
 void		 httpd_reloaded(void);
 unsigned int	 httpd_conns(void);
+
+/* websocket.c: MCP over WebSocket, for a request let in. */
+int		 websocket_wanted(const struct http_req *);
+void		 websocket_open(struct http_req *, const struct mcp_peer *);
 
 /* tls.c: the listeners with tls. */
 struct ssl_ctx_st;

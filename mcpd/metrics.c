@@ -72,6 +72,7 @@ static const char *const auths[MX_AUTH_NREASONS] = {
 	[MX_AUTH_UNKNOWN_UID] = "unknown_uid",
 	[MX_AUTH_TENANT_GONE] = "tenant_removed",
 	[MX_AUTH_FORBIDDEN] = "forbidden",
+	[MX_AUTH_SCOPE] = "insufficient_scope",
 };
 
 struct hist {

@@ -48,6 +48,7 @@ enum mx_auth {
 	MX_AUTH_UNKNOWN_UID,	/* a unix peer that is no tenant */
 	MX_AUTH_TENANT_GONE,	/* the listener's tenant was removed */
 	MX_AUTH_FORBIDDEN,	/* known, but not allowed there */
+	MX_AUTH_SCOPE,		/* an OAuth token without a scope needed */
 	MX_AUTH_NREASONS
 };
 

@@ -323,6 +323,8 @@ mcp_transport_name(enum mcp_transport t)
 		return "stdio";
 	case MCP_T_HTTP:
 		return "http";
+	case MCP_T_WS:
+		return "websocket";
 	default:
 		return "sse";
 	}
@@ -471,7 +473,7 @@ listener_end(struct listener *l, const char *why)
 	struct mcp_req	*req = l->req;
 	json_t		*res, *note;
 
-	if (req->transport == MCP_T_STDIO) {
+	if (req->transport == MCP_T_STDIO || req->transport == MCP_T_WS) {
 		note = rpc_notification("notifications/cancelled",
 		    json_pack("{s:O, s:s}", "requestId", req->id, "reason",
 		    why));

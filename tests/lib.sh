@@ -104,6 +104,40 @@ npm_setup() {
 	return $rc
 }
 
+# test_ca DIR GROUP: a CA (DIR/ca.pem) and a server certificate of it for
+# 127.0.0.1 and localhost (DIR/srv.pem, DIR/srv.key), and copies of those
+# two readable by GROUP as a renewal hook leaves them (DIR/cert.pem,
+# DIR/key.pem); openssl's complaints in DIR/openssl.log.
+test_ca() {
+	local d=$1 ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+	mkdir -p "$d"
+	{ openssl req -x509 $ec -keyout "$d/ca.key" -out "$d/ca.pem" -days 2 \
+	    -subj /CN=mcpd-test-ca &&
+	  openssl req $ec -keyout "$d/srv.key" -out "$d/srv.csr" \
+	    -subj /CN=localhost &&
+	  openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+	    -set_serial 7 -out "$d/srv.pem" -days 2 -extfile <(printf \
+	    'subjectAltName=IP:127.0.0.1,DNS:localhost\n'); } \
+	    > /dev/null 2>> "$d/openssl.log" || return 1
+	install -m 0640 -g "$2" "$d/srv.pem" "$d/cert.pem" &&
+	install -m 0640 -g "$2" "$d/srv.key" "$d/key.pem"
+}
+
+# Lines of an interop script ("ok ...", "not ok ...", "# ...", "done") as
+# TAP of this test.
+tap_from() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok "*)		ok "${line#ok }" ;;
+		"not ok "*)	not_ok "${line#not ok }" ;;
+		"#"*)		echo "$line" ;;
+		done)		;;
+		*)		echo "#   $line" ;;
+		esac
+	done < "$1"
+}
+
 json() {	# json FILE EXPR: a Python expression of d, the document in FILE
 	"${PY:-/usr/bin/python3}" -c 'import json, sys
 d = json.load(open(sys.argv[1]))

@@ -44,21 +44,6 @@ secs() { printf '%d.%01d' $(( ($(now) - $1) / 1000000000 )) \
     $(( ($(now) - $1) / 100000000 % 10 )); }
 TIMES=()
 
-# Lines of an interop script ("ok ...", "not ok ...", "# ...", "done") as
-# TAP of this test.
-tap_from() {
-	local line
-	while IFS= read -r line; do
-		case $line in
-		"ok "*)		ok "${line#ok }" ;;
-		"not ok "*)	not_ok "${line#not ok }" ;;
-		"#"*)		echo "$line" ;;
-		done)		;;
-		*)		echo "#   $line" ;;
-		esac
-	done < "$1"
-}
-
 # js_start NAME SCRIPT ARGS...: start tests/interop/SCRIPT with Node 22 in
 # the background, its output to $T/NAME.out; js_end NAME SCRIPT waits for
 # it and turns that into TAP: it must get to its end.  js does both.

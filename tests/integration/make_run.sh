@@ -155,11 +155,13 @@ for rt in crun runsc; do
 done
 
 # TLS=1: HTTPS with a certificate of a CA of the run directory's, which
-# it names for clients to trust.
+# it names for clients to trust.  With OAUTH_ISSUER, an OAuth resource
+# server too (its issuer need not answer for the metadata to be served:
+# tests/integration/oauth.sh has tokens).
 trun=$T/run-tls
 : > "$T/out"
-TLS=1 RUN_DIR=$trun PORT=18080 setsid bash "$TOP/scripts/run.sh" \
-    > "$T/out" 2>&1 &
+TLS=1 OAUTH_ISSUER=http://127.0.0.1:9/ RUN_DIR=$trun PORT=18080 \
+    setsid bash "$TOP/scripts/run.sh" > "$T/out" 2>&1 &
 pg=$!
 wait_log "$T/out" "ping mcpd -> sandboxd -> auditd -> mcpd:" 60
 check "TLS=1 make run says where its CA is, and an https URL" \
@@ -171,6 +173,22 @@ check "and serves HTTPS that its CA verifies ($st)" test "$st" = 200
 st=$(curl -s --noproxy '*' -m 30 -o /dev/null -w '%{http_code}' \
     https://127.0.0.1:18080/healthz)
 check "which a client that does not trust it refuses ($st)" test "$st" = 000
+prm=https://127.0.0.1:18080/.well-known/oauth-protected-resource/mcp
+check "OAUTH_ISSUER: make run prints the protected resource metadata URL" \
+    grep -q "^run:   $prm\$" "$T/out" || diag_file "$T/out"
+got=$(curl -s --noproxy '*' -m 30 --cacert "$trun/tls/ca.pem" "$prm")
+check "which names the issuer, and the server's own URL as the resource" \
+    eval '[ "$(python3 -c "import json, sys; d = json.loads(sys.argv[1]);
+print(d[\"resource\"], d[\"authorization_servers\"][0])" "$got")" = \
+    "https://127.0.0.1:18080/mcp http://127.0.0.1:9/" ]' || diag "$got"
+hdr=$(curl -s --noproxy '*' -m 30 -o /dev/null -D - --cacert "$trun/tls/ca.pem" \
+    -X POST https://127.0.0.1:18080/mcp | tr -d '\r' |
+    sed -n 's/^[Ww][Ww][Ww]-[Aa]uthenticate: //p')
+check "a request without a token is pointed there ($hdr)" \
+    test "$hdr" = "Bearer resource_metadata=\"$prm\""
+check "the static token is still the tenant's, and any token of the issuer with sub" \
+    eval 'grep -q "^	token \"sha256:" "$trun/mcpd.conf" &&
+    grep -q "^	claim \"sub\" any" "$trun/mcpd.conf"' || diag_file "$trun/mcpd.conf"
 check "the key is not readable by others" \
     test "$(stat -c %a "$trun/tls/key.pem")" = 640 -a \
     "$(stat -c %a "$trun/tls/ca.key")" = 600

@@ -68,5 +68,60 @@ done
 check "(stdio) mcpd --stdio served $DESK as tenant vm" \
     grep -q "as tenant vm (uid $(id -u "$DESK"))" "$L/stdio.log"
 
+# --- OAuth: the issuer's keys fetched by the unit's mcpd ----------------------
+# Here Landlock has a network half (ABI 4 and later): mcpd may connect to
+# the issuer's port and no other, and its seccomp filter lets it make the
+# socket.  An issuer on the loopback (python's http.server with the
+# metadata and keys of tests/interop/jwt-tokens.mjs); tokens of sub alice
+# are tenant vm's; the file is put back after.
+
+section oauth
+OD=$T/issuer
+OP=18790
+OISS=http://127.0.0.1:$OP
+mkdir -p "$OD/.well-known"
+(cd "$TOP/tests/interop" && exec "$NODE" jwt-tokens.mjs "$OD" "$OISS" "$URL") \
+    > "$OD/tokens.json" 2> "$L/jwt-tokens.err"
+printf '{"issuer": "%s", "jwks_uri": "%s/jwks.json"}\n' "$OISS" "$OISS" \
+    > "$OD/.well-known/oauth-authorization-server"
+(cd "$OD" && exec python3 -m http.server "$OP" --bind 127.0.0.1) \
+    > "$L/issuer.log" 2>&1 &
+ipid=$!
+cp "$CONF" "$L/mcpd.conf.before-oauth"
+sed -i "/^tenant vm {/a\\	claim sub alice" "$CONF"
+cat >> "$CONF" <<EOF
+oauth {
+	issuer "$OISS"
+	audience "$URL"
+	scope mcp:tools
+}
+EOF
+check "mcpd -n takes the oauth block" eval '/usr/local/sbin/mcpd -n > "$L/mcpd-n-oauth.log" 2>&1' ||
+    diag_file "$L/mcpd-n-oauth.log"
+since=$(date '+%Y-%m-%d %H:%M:%S')
+systemctl restart mcpd.service
+keys() { journalctl -b -u mcpd.service --since "$since" -o cat | grep -qF "oauth: 2 keys from $OISS/jwks.json"; }
+check "the unit's mcpd fetched the issuer's keys, through its sandbox" within 60 keys ||
+    journalctl -b -u mcpd.service --since "$since" -o cat | tail -n 15 | sed 's/^/#   /'
+tok() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$OD/tokens.json" "$1"; }
+for k in good bad_signature; do
+	code=$(curl -s -m 120 -o "$T/oauth.body" -w '%{http_code}' "$URL" \
+	    -H 'Content-Type: application/json' \
+	    -H 'Accept: application/json, text/event-stream' \
+	    -H "Authorization: Bearer $(tok "$k")" -d "$INIT")
+	case $k in
+	good) check "a token of the issuer is tenant vm's (status $code)" \
+	    eval '[ "$code" = 200 ] && grep -q serverInfo "$T/oauth.body"' ;;
+	*) check "a badly signed one is refused (status $code)" test "$code" = 401 ;;
+	esac
+done
+kill "$ipid" 2>/dev/null
+wait "$ipid" 2>/dev/null
+cp "$L/mcpd.conf.before-oauth" "$CONF"
+systemctl restart mcpd.service
+check "the file is put back, and mcpd serves without OAuth" \
+    within 30 eval 'journalctl -b -u mcpd.service --since "$since" -o cat |
+    grep -c "ready: serving MCP" | grep -qx 2'
+
 # --- limits ------------------------------------------------------------------
 
