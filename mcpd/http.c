@@ -1064,6 +1064,24 @@ http_reply(struct http_req *req, int code, const char *type,
 		conn_write_cb(c->bev, c);
 }
 
+/*
+ * A client that does not read what is queued for it is let go, from the
+ * loop, so that its handler hears of it outside this call: 1 then.
+ */
+static int
+conn_too_slow(struct http_conn *c, const char *what)
+{
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) <=
+	    c->srv->set.max_queued)
+		return 0;
+	log_info("http %s: client too slow, dropping %s", c->peer, what);
+	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	c->dropping = 1;
+	conn_timer(c, 0);
+	event_active(c->ev_timer, EV_TIMEOUT, 0);
+	return 1;
+}
+
 void
 http_stream_start(struct http_req *req, int code, const char *type,
     const char *extra)
@@ -1088,18 +1106,9 @@ http_stream_write(struct http_req *req, const void *data, size_t len)
 		return -1;
 	if (len == 0)
 		return 0;
-	out = bufferevent_get_output(c->bev);
-	if (evbuffer_get_length(out) > c->srv->set.max_queued) {
-		/* The client does not read: let it go, from the loop, so
-		 * the handler hears of it outside this call. */
-		log_info("http %s: client too slow, dropping the stream",
-		    c->peer);
-		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
-		c->dropping = 1;
-		conn_timer(c, 0);
-		event_active(c->ev_timer, EV_TIMEOUT, 0);
+	if (conn_too_slow(c, "the stream"))
 		return -1;
-	}
+	out = bufferevent_get_output(c->bev);
 	evbuffer_add_printf(out, "%zx\r\n", len);
 	evbuffer_add(out, data, len);
 	evbuffer_add(out, "\r\n", 2);
@@ -1160,17 +1169,9 @@ ws_frame(struct http_conn *c, enum ws_opcode op, const void *data,
 	struct evbuffer	*out = bufferevent_get_output(c->bev);
 	uint8_t		 hdr[10];
 
-	if (c->dropping || c->ws->close_sent)
+	if (c->dropping || c->ws->close_sent ||
+	    conn_too_slow(c, "the WebSocket"))
 		return -1;
-	if (evbuffer_get_length(out) > c->srv->set.max_queued) {
-		log_info("http %s: WebSocket client too slow, dropping it",
-		    c->peer);
-		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
-		c->dropping = 1;
-		conn_timer(c, 0);
-		event_active(c->ev_timer, EV_TIMEOUT, 0);
-		return -1;
-	}
 	evbuffer_add(out, hdr, ws_frame_header(hdr, op, len));
 	if (len > 0)
 		evbuffer_add(out, data, len);
