@@ -474,8 +474,10 @@ fetch_next(void)
 	evhttp_add_header(hdrs, "User-Agent", "mcpd/" MCPD_VERSION);
 	evhttp_add_header(hdrs, "Connection", "close");
 	if (evhttp_make_request(conn, req, EVHTTP_REQ_GET, u.path) == -1) {
-		/* The request is freed with the connection. */
-		fetch_failed("%s: cannot send the request", oa.url);
+		/* No socket: libevent gives both back, unqueued. */
+		evhttp_request_free(req);
+		evhttp_connection_free(conn);
+		fetch_failed("%s: cannot connect (no socket)", oa.url);
 		return;
 	}
 	log_debug("oauth: fetching %s", oa.url);
