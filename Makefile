@@ -95,7 +95,7 @@ TOOLS		:= $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRCS))
 # regression inputs through a plain main() (tests/fuzz/replay.c) built
 # like any test; make fuzz builds them with clang and libFuzzer apart,
 # in build-fuzz/.
-FUZZ_ALL	:= imsg sandboxd auditd jsonrpc http config init ws jwt
+FUZZ_ALL	:= imsg sandboxd auditd jsonrpc http config init ws jwt share
 FUZZ_TARGETS	?= $(FUZZ_ALL)
 FUZZ_TIME	?= 60
 FZ		:= build-fuzz
@@ -111,6 +111,7 @@ FUZZ_SRCS_config :=
 FUZZ_SRCS_init	:= sandboxd/init/shword.c sandboxd/init/scfilter.c
 FUZZ_SRCS_ws	:= mcpd/ws.c mcpd/content.c
 FUZZ_SRCS_jwt	:= mcpd/jwt.c
+FUZZ_SRCS_share	:= mcpd/share.c
 FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
 
 # No object is an intermediate to delete: the next run reads its .d file,
@@ -119,7 +120,7 @@ FUZZ_REPLAYS	:= $(patsubst %,$(B)/fuzz/%,$(FUZZ_ALL))
 
 .PHONY: all deps deps-run deps-check deps-fuzz run check vm-check vm-shell \
 	bench images languages install uninstall clean pkgcheck fuzz \
-	fuzz-build fuzz-merge fuzz-seeds fuzz-seeds-jwt
+	fuzz-build fuzz-merge fuzz-seeds fuzz-seeds-jwt fuzz-seeds-share
 .DEFAULT_GOAL := all
 
 all: pkgcheck $(PROGS) $(UNIT_TESTS) $(TOOLS) $(FUZZ_REPLAYS)
@@ -242,6 +243,7 @@ $(B)/tests/test_shword: $(call obj,sandboxd/init/shword.c)
 $(B)/tests/test_mcpctl: $(call obj,auditd/mcpctl/body.c auditd/mcpctl/filter.c)
 $(B)/tests/test_ws: $(call obj,mcpd/ws.c mcpd/content.c)
 $(B)/tests/test_jwt: $(call obj,mcpd/jwt.c)
+$(B)/tests/test_share: $(call obj,mcpd/share.c)
 $(B)/tests/mkbundle: $(call obj,sandboxd/bundle.c sandboxd/image.c)
 
 $(B)/tests/%: $(B)/obj/tests/tools/%.o $(LIBMCPD)
@@ -265,6 +267,12 @@ $(B)/tests/mkjwtseeds: $(B)/obj/tests/fuzz/mkjwtseeds.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(PKG_LIBS)
 
+# The share target's, sealed with the key ring it has (fuzz_share.h).
+$(B)/tests/mkshareseeds: $(B)/obj/tests/fuzz/mkshareseeds.o \
+    $(call obj,mcpd/share.c) $(LIBMCPD)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS)
+
 fuzz-seeds: $(B)/tests/mkseeds
 	@mkdir -p tests/fuzz/corpus
 	$(B)/tests/mkseeds tests/fuzz/corpus
@@ -272,6 +280,10 @@ fuzz-seeds: $(B)/tests/mkseeds
 fuzz-seeds-jwt: $(B)/tests/mkjwtseeds
 	@mkdir -p tests/fuzz/corpus
 	$(B)/tests/mkjwtseeds tests/fuzz/corpus
+
+fuzz-seeds-share: $(B)/tests/mkshareseeds
+	@mkdir -p tests/fuzz/corpus
+	$(B)/tests/mkshareseeds tests/fuzz/corpus
 
 # --- make fuzz: libFuzzer, with clang, in a tree of its own ------------
 

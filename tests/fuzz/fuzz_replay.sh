@@ -5,7 +5,7 @@
 # SANITIZE=1 build an input that makes ASan or UBSan report fails here.
 . "$TOP/tests/lib.sh"
 
-targets="imsg sandboxd auditd jsonrpc http config init ws jwt"
+targets="imsg sandboxd auditd jsonrpc http config init ws jwt share"
 logs=$B/test-logs/fuzz
 mkdir -p "$logs"
 
