@@ -346,8 +346,9 @@ fetch_done(struct evhttp_request *req, void *arg)
 	(void)arg;
 	if (req == NULL || (code = evhttp_request_get_response_code(req)) ==
 	    0) {
-		fetch_failed("%s: no answer (refused, timed out, or TLS "
-		    "failed: is its certificate trusted?)", oa.url);
+		fetch_failed("%s: no answer (refused, timed out, no network "
+		    "for mcpd, or TLS failed: is its certificate trusted?)",
+		    oa.url);
 		return;
 	}
 	if (code != 200) {
@@ -523,6 +524,13 @@ oauth_start(void)
 	fetch_next();
 }
 
+/* libevent's resolver says what it cannot do in our log, not on stderr. */
+static void
+dns_log(int is_warn, const char *msg)
+{
+	log_debug("oauth: resolver: %s", msg);
+}
+
 /* Where keys are fetched from: the TCP ports Landlock lets mcpd reach. */
 static int
 fetch_init(char *err, size_t errlen)
@@ -559,13 +567,23 @@ fetch_init(char *err, size_t errlen)
 		log_warnx("oauth: the system's trusted certificates cannot be "
 		    "read: an https issuer will not be trusted");
 	ERR_clear_error();
+	/*
+	 * No name server is no reason to stop serving: static tokens go on,
+	 * and an issuer named by its address needs none.  (Where the unit
+	 * keeps mcpd off the network, none can be added.)
+	 */
+	evdns_set_log_fn(dns_log);
 	if ((oa.dns = evdns_base_new(oa.base,
-	    EVDNS_BASE_INITIALIZE_NAMESERVERS |
 	    EVDNS_BASE_DISABLE_WHEN_INACTIVE)) == NULL) {
-		(void)str_copy(err, "oauth: cannot read the resolver's "
-		    "settings (/etc/resolv.conf)", errlen);
+		(void)str_copy(err, "oauth: cannot make a resolver", errlen);
 		return -1;
 	}
+	if (evdns_base_resolv_conf_parse(oa.dns, DNS_OPTIONS_ALL,
+	    "/etc/resolv.conf") != 0 || evdns_base_count_nameservers(oa.dns) ==
+	    0)
+		log_warnx("oauth: no name server can be used (/etc/resolv.conf, "
+		    "or no network here): an issuer named by a host name "
+		    "cannot be reached");
 	(void)evdns_base_load_hosts(oa.dns, NULL);
 	if ((oa.ev_timer = evtimer_new(oa.base, timer_cb, NULL)) == NULL) {
 		(void)str_copy(err, "oauth: cannot make a timer", errlen);

@@ -267,7 +267,7 @@ check "nothing fatal in mcpd's log so far" \
 : > "$T/mcpd.log"
 start mcpd
 check "https keys from a server whose CA is not trusted: refused, said so" \
-    wait_log "$T/mcpd.log" "https://127.0.0.1:$SP/jwks2.json: no answer (refused, timed out, or TLS failed: is its certificate trusted?); no token can be checked yet" 20 ||
+    wait_log "$T/mcpd.log" "https://127.0.0.1:$SP/jwks2.json: no answer (refused, timed out, no network for mcpd, or TLS failed: is its certificate trusted?); no token can be checked yet" 20 ||
     diag_file "$T/mcpd.log" 20
 call "$(tok rs256)" run_code '{"language":"sh","code":"echo no"}'
 check "... and a token meanwhile is told to come back (status $ST: $(tr -d '\r' < "$T/r.head" | grep -i '^retry-after'))" \

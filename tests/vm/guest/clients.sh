@@ -69,11 +69,14 @@ check "(stdio) mcpd --stdio served $DESK as tenant vm" \
     grep -q "as tenant vm (uid $(id -u "$DESK"))" "$L/stdio.log"
 
 # --- OAuth: the issuer's keys fetched by the unit's mcpd ----------------------
-# Here Landlock has a network half (ABI 4 and later): mcpd may connect to
-# the issuer's port and no other, and its seccomp filter lets it make the
-# socket.  An issuer on the loopback (python's http.server with the
-# metadata and keys of tests/interop/jwt-tokens.mjs); tokens of sub alice
-# are tenant vm's; the file is put back after.
+# The unit keeps mcpd off the network; the drop-in mcpd.conf(5) gives for
+# fetching keys lets it reach the issuer's addresses (here the loopback's)
+# and no others.  Under it, Landlock has a network half (ABI 4 and later):
+# mcpd may connect to the issuer's port and no other, and its seccomp
+# filter lets it make the socket.  An issuer on the loopback (python's
+# http.server with the metadata and keys of tests/interop/jwt-tokens.mjs);
+# tokens of sub alice are tenant vm's; the file and the unit are put back
+# after.
 
 section oauth
 OD=$T/issuer
@@ -98,17 +101,39 @@ oauth {
 EOF
 check "mcpd -n takes the oauth block" eval '/usr/local/sbin/mcpd -n > "$L/mcpd-n-oauth.log" 2>&1' ||
     diag_file "$L/mcpd-n-oauth.log"
+tok() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$OD/tokens.json" "$1"; }
+post() {	# post TOKEN: the status of an initialize with it
+	curl -s -m 120 -o "$T/oauth.body" -w '%{http_code}' "$URL" \
+	    -H 'Content-Type: application/json' \
+	    -H 'Accept: application/json, text/event-stream' \
+	    -H "Authorization: Bearer $1" -d "$INIT"
+}
+# The stock unit: no network, so no keys; mcpd serves on all the same.
+since=$(date '+%Y-%m-%d %H:%M:%S')
+systemctl restart mcpd.service
+nokeys() { journalctl -b -u mcpd.service --since "$since" -o cat | grep -q "no token can be checked yet"; }
+check "the stock unit: mcpd cannot reach the issuer, says so, and stays up" \
+    eval 'within 60 nokeys && systemctl is-active -q mcpd.service' ||
+    journalctl -b -u mcpd.service --since "$since" -o cat | tail -n 10 | sed 's/^/#   /'
+code=$(post "$TOKEN")
+check "... serving the static token (status $code)" test "$code" = 200
+code=$(post "$(tok good)")
+check "... and telling a client with an OAuth token to come back (status $code)" test "$code" = 503
+mkdir -p /etc/systemd/system/mcpd.service.d
+cat > /etc/systemd/system/mcpd.service.d/oauth.conf <<EOF
+[Service]
+PrivateNetwork=no
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+IPAddressAllow=localhost
+EOF
+systemctl daemon-reload
 since=$(date '+%Y-%m-%d %H:%M:%S')
 systemctl restart mcpd.service
 keys() { journalctl -b -u mcpd.service --since "$since" -o cat | grep -qF "oauth: 2 keys from $OISS/jwks.json"; }
 check "the unit's mcpd fetched the issuer's keys, through its sandbox" within 60 keys ||
     journalctl -b -u mcpd.service --since "$since" -o cat | tail -n 15 | sed 's/^/#   /'
-tok() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$OD/tokens.json" "$1"; }
 for k in good bad_signature; do
-	code=$(curl -s -m 120 -o "$T/oauth.body" -w '%{http_code}' "$URL" \
-	    -H 'Content-Type: application/json' \
-	    -H 'Accept: application/json, text/event-stream' \
-	    -H "Authorization: Bearer $(tok "$k")" -d "$INIT")
+	code=$(post "$(tok "$k")")
 	case $k in
 	good) check "a token of the issuer is tenant vm's (status $code)" \
 	    eval '[ "$code" = 200 ] && grep -q serverInfo "$T/oauth.body"' ;;
@@ -118,8 +143,10 @@ done
 kill "$ipid" 2>/dev/null
 wait "$ipid" 2>/dev/null
 cp "$L/mcpd.conf.before-oauth" "$CONF"
+rm -r /etc/systemd/system/mcpd.service.d
+systemctl daemon-reload
 systemctl restart mcpd.service
-check "the file is put back, and mcpd serves without OAuth" \
+check "the file and the unit are put back, and mcpd serves without OAuth" \
     within 30 eval 'journalctl -b -u mcpd.service --since "$since" -o cat |
     grep -c "ready: serving MCP" | grep -qx 2'
 
