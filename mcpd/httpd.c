@@ -433,6 +433,7 @@ authenticate_oauth(struct http_req *r, struct mcp_peer *peer,
 		    "sub %s)", who.tenant->name, who.sub);
 		snprintf(peer->cred, sizeof(peer->cred), "oauth:%02x%02x",
 		    who.principal[0], who.principal[1]);
+		peer->expires = who.expires;
 		return 0;
 	case OAUTH_NO_KEYS:
 		reply_rpc_error(r, 503, -32000, "Service Unavailable: the "

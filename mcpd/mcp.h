@@ -87,6 +87,9 @@ struct mcp_peer {
 	uint8_t			 principal[32];	/* token hash, or uid's */
 	char			 desc[160];	/* logs: "tenant a (uid 0)" */
 	char			 cred[80];	/* "token:1a2b", "uid:0" ... */
+	/* When the credential ends (an OAuth token's exp and leeway, in
+	 * seconds since the epoch); 0: it does not. */
+	int64_t			 expires;
 };
 int		 mcp_peer_same(const struct mcp_peer *,
 		    const struct mcp_peer *);

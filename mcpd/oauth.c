@@ -765,6 +765,9 @@ oauth_check(const char *tok, size_t len, struct oauth_who *who)
 		goto done;
 	}
 	sub_print(who->sub, sizeof(who->sub), json_string_value(sub));
+	/* jwt_verify() checked it is a number. */
+	who->expires = (int64_t)json_number_value(json_object_get(claims,
+	    "exp")) + (int64_t)(o->leeway / 1000);
 	crypto_hash_sha256_init(&st);
 	crypto_hash_sha256_update(&st, (const unsigned char *)"oauth\n", 6);
 	crypto_hash_sha256_update(&st, (const unsigned char *)o->issuer,

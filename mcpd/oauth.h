@@ -47,6 +47,7 @@ struct oauth_who {
 	const struct tenant	*tenant;
 	uint8_t			 principal[32];	/* of the issuer and sub */
 	char			 sub[64];	/* printable, for logs */
+	int64_t			 expires;	/* exp, with the leeway */
 	const char		*why;		/* what was wrong, for logs */
 };
 

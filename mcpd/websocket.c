@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "http.h"
@@ -33,6 +35,7 @@ struct wsconn {
 	struct http_ws		*ws;		/* NULL once closed */
 	struct mcp_session	*sess;
 	struct mcp_peer		 peer;
+	struct event		*ev_expire;	/* the credential's end */
 };
 
 static void
@@ -84,6 +87,8 @@ ws_closed(struct http_ws *ws, void *arg)
 	struct mcp_session	*sess = w->sess;
 
 	w->ws = NULL;
+	if (w->ev_expire != NULL)
+		event_free(w->ev_expire);
 	if (sess != NULL) {
 		session_end(sess, "disconnected");
 		w->sess = NULL;
@@ -91,6 +96,22 @@ ws_closed(struct http_ws *ws, void *arg)
 	}
 	mcp_out_gone(&w->chan);
 	free(w);
+}
+
+/*
+ * Every HTTP request shows its token again; a socket shows it once.  So
+ * the socket ends when the token does (its exp, with the leeway), and the
+ * client reconnects with a fresh one.
+ */
+static void
+ws_expire(evutil_socket_t fd, short ev, void *arg)
+{
+	struct wsconn	*w = arg;
+
+	log_info("%s: the token of WebSocket session %s expired: closing",
+	    w->peer.desc, w->sess != NULL ? w->sess->id : "-");
+	if (w->ws != NULL)
+		http_ws_close(w->ws, WS_CLOSE_POLICY, "the token expired");
 }
 
 /* The session ended first (revoked, mcpd stopping): so does the socket. */
@@ -149,6 +170,7 @@ websocket_open(struct http_req *r, const struct mcp_peer *peer)
 	const char		*ver = http_header(r, "sec-websocket-version");
 	const char		*proto = http_header(r, "sec-websocket-protocol");
 	char			 accept[29];
+	struct timeval		 tv = { 0, 0 };
 
 	if (strcmp(r->method, "GET") != 0) {
 		http_reply(r, 405, "text/plain", "Allow: GET\r\n",
@@ -201,6 +223,13 @@ websocket_open(struct http_req *r, const struct mcp_peer *peer)
 		session_unref(sess);
 		free(w);
 		return;
+	}
+	if (peer->expires > 0) {
+		tv.tv_sec = peer->expires > (int64_t)time(NULL) ?
+		    (time_t)(peer->expires - (int64_t)time(NULL)) : 0;
+		if ((w->ev_expire = evtimer_new(mcp_base, ws_expire, w)) ==
+		    NULL || evtimer_add(w->ev_expire, &tv) == -1)
+			fatalx("cannot make a timer");
 	}
 	log_debug("%s: WebSocket session %s opened", peer->desc, sess->id);
 }

@@ -365,6 +365,49 @@ for k in missing_scope other_scope; do
 	    eval '[ "$ST" = 403 ] && [[ "$(www)" == *"error=\"insufficient_scope\""* ]]' ||
 	    diag_file "$T/r.head"
 done
+# A socket shows its token once: it ends when the token does (exp and
+# the 5 s leeway), with 1008.
+python3 - "$PORT" "$C/ca.pem" "$(ptok short_lived)" > "$T/wsexp.out" 2>&1 <<'PY'
+import base64, os, socket, ssl, struct, sys, time
+port, ca, tok = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+ctx = ssl.create_default_context(cafile=ca)
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=30),
+                    server_hostname="127.0.0.1")
+key = base64.b64encode(os.urandom(16)).decode()
+s.sendall(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+           "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+           "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mcp, mcp.auth.%s"
+           "\r\n\r\n" % (port, key, tok)).encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+print(head.split(b"\r\n")[0].decode())
+t0 = time.time()
+buf = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk:
+        print("eof after %.1f s" % (time.time() - t0))
+        break
+    buf += chunk
+    while len(buf) >= 2:
+        op, n = buf[0] & 0x0F, buf[1] & 0x7F
+        if len(buf) < 2 + n:
+            break
+        data, buf = buf[2:2 + n], buf[2 + n:]
+        if op == 0x9:
+            k = os.urandom(4)
+            s.sendall(bytes([0x8A, 0x80 | len(data)]) + k +
+                      bytes(c ^ k[i % 4] for i, c in enumerate(data)))
+        if op == 0x8:
+            print("close %d %s after %.1f s" % (struct.unpack("!H", data[:2])[0],
+                  data[2:].decode(), time.time() - t0))
+            sys.exit(0)
+PY
+check "a WebSocket of a token that expires is closed when it does: $(tail -n 1 "$T/wsexp.out")" \
+    eval 'grep -q "^HTTP/1.1 101" "$T/wsexp.out" &&
+    grep -q "^close 1008 the token expired after" "$T/wsexp.out" &&
+    grep -q "expired: closing" "$T/mcpd.log"' || diag_file "$T/wsexp.out"
 # A key id the keys lack makes mcpd fetch them again (the issuer may have
 # rotated), but not sooner than 30 s after the last fetch, and only once.
 left=$((t_keys + 31 - $(date +%s)))

@@ -142,6 +142,9 @@ const now = Math.floor(Date.now() / 1000);
 out.expired = await sign(good.header,
     { ...good.payload, jti: newJti(), iat: now - 600, exp: now - 300 }, signer);
 about.expired = `the provider's key ${signer.kid}, exp ${now - 300} (5 minutes ago)`;
+out.short_lived = await sign(good.header,
+    { ...good.payload, jti: newJti(), iat: now, exp: now + 4 }, signer);
+about.short_lived = `the provider's key, exp ${now + 4} (in 4 s)`;
 out.wrong_issuer = await sign(good.header,
     { ...good.payload, jti: newJti(), iss: 'http://127.0.0.1:9' }, signer);
 about.wrong_issuer = "the provider's key, iss http://127.0.0.1:9";
