@@ -148,6 +148,12 @@ url_parse(const char *s, struct url *u, const char **why)
 }
 
 int
+url_secure(const struct url *u)
+{
+	return u->https || host_loopback(u->host);
+}
+
+int
 url_origin(const struct url *u, char *buf, size_t len)
 {
 	char	 port[8] = "";

@@ -28,6 +28,8 @@ struct url {
 int	 url_parse(const char *, struct url *, const char **);
 /* "localhost", or an address of the loopback: 127/8 or ::1. */
 int	 host_loopback(const char *);
+/* https, or plain http to the loopback: what keys and tokens may cross. */
+int	 url_secure(const struct url *);
 /*
  * The origin of u, as it would be written: "https://host[:port]", the
  * port only when given and not the scheme's default.  -1 if too long.

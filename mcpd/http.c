@@ -1292,7 +1292,6 @@ http_ws_upgrade(struct http_req *req, const char *accept, const char *extra,
 	ws_parser_init(&ws->parser, max_message);
 	c->ws = ws;
 	c->req = NULL;
-	req->responding = 1;
 	req_free(req);
 	c->keepalive = 0;
 	c->state = H_WS;

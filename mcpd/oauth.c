@@ -316,7 +316,7 @@ metadata_take(const char *body, size_t len, char *why, size_t whylen)
 		(void)str_fmt(why, whylen, "jwks_uri: %s", bad);
 		goto done;
 	}
-	if (!u.https && !host_loopback(u.host)) {
+	if (!url_secure(&u)) {
 		(void)str_copy(why, "jwks_uri is plain http off the loopback",
 		    whylen);
 		goto done;

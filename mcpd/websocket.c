@@ -149,6 +149,13 @@ list_has(const char *list, const char *token)
 	return 0;
 }
 
+/* A refused handshake, in plain text. */
+static void
+refuse(struct http_req *r, int code, const char *extra, const char *text)
+{
+	http_reply(r, code, "text/plain", extra, text, strlen(text));
+}
+
 int
 websocket_wanted(const struct http_req *r)
 {
@@ -173,38 +180,34 @@ websocket_open(struct http_req *r, const struct mcp_peer *peer)
 	struct timeval		 tv = { 0, 0 };
 
 	if (strcmp(r->method, "GET") != 0) {
-		http_reply(r, 405, "text/plain", "Allow: GET\r\n",
-		    "a WebSocket opens with GET\n", 27);
+		refuse(r, 405, "Allow: GET\r\n", "a WebSocket opens with GET\n");
 		return;
 	}
 	if (!websocket_wanted(r) || !list_has(http_header(r, "connection"),
 	    "upgrade")) {
-		http_reply(r, 426, "text/plain", "Upgrade: websocket\r\n"
-		    "Connection: Upgrade\r\n", "this endpoint is a WebSocket "
-		    "(subprotocol mcp)\n", 46);
+		refuse(r, 426, "Upgrade: websocket\r\nConnection: Upgrade\r\n",
+		    "this endpoint is a WebSocket (subprotocol mcp)\n");
 		return;
 	}
 	if (ver == NULL || strcmp(ver, "13") != 0 ||
 	    http_header_count(r, "sec-websocket-version") != 1) {
-		http_reply(r, 426, "text/plain", "Sec-WebSocket-Version: 13\r\n",
-		    "WebSocket version 13 only\n", 26);
+		refuse(r, 426, "Sec-WebSocket-Version: 13\r\n",
+		    "WebSocket version 13 only\n");
 		return;
 	}
 	if (key == NULL || http_header_count(r, "sec-websocket-key") != 1 ||
 	    ws_accept_key(key, accept) == -1) {
-		http_reply(r, 400, "text/plain", NULL, "a bad "
-		    "Sec-WebSocket-Key\n", 24);
+		refuse(r, 400, NULL, "a bad Sec-WebSocket-Key\n");
 		return;
 	}
 	if (proto == NULL || http_header_count(r,
 	    "sec-websocket-protocol") != 1 || !list_has(proto, "mcp")) {
-		http_reply(r, 400, "text/plain", NULL, "the subprotocol mcp is "
-		    "required (Sec-WebSocket-Protocol: mcp)\n", 62);
+		refuse(r, 400, NULL, "the subprotocol mcp is required "
+		    "(Sec-WebSocket-Protocol: mcp)\n");
 		return;
 	}
 	if ((sess = session_new(MCP_T_WS, peer)) == NULL) {
-		http_reply(r, 503, "text/plain", NULL, "too many sessions\n",
-		    18);
+		refuse(r, 503, NULL, "too many sessions\n");
 		return;
 	}
 	w = xcalloc(1, sizeof(*w));

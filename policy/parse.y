@@ -2976,7 +2976,7 @@ check_url(struct parse_ctx *ctx, const struct ploc *loc, const char *what,
 		perr(ctx, loc, "%s \"%.*s\": %s", what, TEXT_MAX, s, why);
 		return -1;
 	}
-	if (!u.https && !host_loopback(u.host)) {
+	if (!url_secure(&u)) {
 		perr(ctx, loc, "%s \"%.*s\": https, or plain http on the "
 		    "loopback only", what, TEXT_MAX, s);
 		return -1;
