@@ -285,7 +285,7 @@ imsg_composev(struct imsgbuf *ib, uint32_t type, uint32_t peerid, int fd,
 			close(fd);
 		return (int)imsg_fail(ib, EMSGSIZE, "message too large");
 	}
-	if (fd != -1 && !(ib->flags & IMSGBUF_FDPASS)) {
+	if (fd != -1 && !(ib->flags & (IMSGBUF_FDPASS | IMSGBUF_FDSEND))) {
 		close(fd);
 		return (int)imsg_fail(ib, EBADF,
 		    "fd on a channel without fd passing");

@@ -33,6 +33,9 @@
 
 /* imsgbuf flags */
 #define IMSGBUF_FDPASS		0x01	/* this channel may carry fds */
+/* This end may send fds but takes none: a server handing descriptors to
+ * clients it does not trust with its own fd table. */
+#define IMSGBUF_FDSEND		0x02
 
 struct imsg_hdr {
 	uint32_t	 type;

@@ -113,6 +113,8 @@ static const char *const audit_events[AEV_EVENT_MAX] = {
 	[AEV_AUTH_FAILURE] = "auth-failure",
 	[AEV_POLICY_DENIAL] = "policy-denial",
 	[AEV_KEY_ROTATION] = "key-rotation",
+	[AEV_FILE_SHARE] = "file-share",
+	[AEV_FILE_DOWNLOAD] = "file-download",
 };
 
 static const char *const audit_outcomes[AOC_OUTCOME_MAX] = {

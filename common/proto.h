@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	11U
+#define MCPD_PROTO_VERSION	12U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -68,6 +68,12 @@ enum imsg_type {
 	IMSG_INIT_ENTRY,		/* <- struct init_entry + name, repeated */
 	IMSG_INIT_DONE,			/* <- struct init_done */
 	IMSG_INIT_SIGNAL,		/* int32_t: every process but init */
+	/*
+	 * struct init_file + path: open a regular file for reading, no
+	 * symlink followed; DONE answers with its descriptor attached
+	 * (size its length, mode and mtime), or with an errno and none.
+	 */
+	IMSG_INIT_OPEN,
 
 	/*
 	 * mcpd (or mcpctl) <-> sandboxd.  The peerid is the client's
@@ -110,6 +116,13 @@ enum imsg_type {
 	IMSG_SBX_PEER,			/* <- struct sbx_peer */
 	IMSG_SBX_SERVERINFO,		/* <- struct sbx_server */
 	IMSG_SBX_KILL,			/* struct sbx_ref */
+	/*
+	 * mcpd's, for a download link: struct sbx_file + path.  DONE with
+	 * the open file's descriptor attached (as IMSG_INIT_OPEN), or
+	 * ERROR.  Not served from a sandbox under runsc, whose files are
+	 * its own kernel's and cannot be handed to the host.
+	 */
+	IMSG_SBX_OPEN,
 
 	/* sandboxd's main process <-> its privileged helper. */
 	IMSG_PRIV_START = 192,		/* struct priv_start, fd for init */
@@ -612,6 +625,8 @@ enum audit_event {
 	AEV_AUTH_FAILURE,
 	AEV_POLICY_DENIAL,
 	AEV_KEY_ROTATION,		/* auditd's own */
+	AEV_FILE_SHARE,			/* mcpd: a download link made */
+	AEV_FILE_DOWNLOAD,		/* mcpd: a link followed */
 	AEV_EVENT_MAX
 };
 

@@ -64,7 +64,7 @@ sent_pop(void)
 	sent_n--;
 }
 
-static void
+void
 maudit_send(uint32_t event, uint32_t outcome, const char *tenant,
     const char *sandbox, const struct audit_body *b)
 {

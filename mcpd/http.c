@@ -106,6 +106,10 @@ struct http_server {
 	int			 nlisteners;
 };
 
+/* A pulled body is asked for more below BODY_LOW queued, up to HIGH. */
+#define BODY_LOW	(64 * 1024)
+#define BODY_HIGH	(256 * 1024)
+
 static void	conn_read_cb(struct bufferevent *, void *);
 static void	conn_write_cb(struct bufferevent *, void *);
 static void	conn_event_cb(struct bufferevent *, short, void *);
@@ -117,12 +121,15 @@ static const struct {
 } statuses[] = {
 	{ 101, "Switching Protocols" },
 	{ 200, "OK" }, { 202, "Accepted" }, { 204, "No Content" },
+	{ 206, "Partial Content" },
 	{ 400, "Bad Request" }, { 401, "Unauthorized" },
 	{ 403, "Forbidden" }, { 404, "Not Found" },
 	{ 405, "Method Not Allowed" }, { 406, "Not Acceptable" },
 	{ 408, "Request Timeout" }, { 409, "Conflict" },
+	{ 410, "Gone" },
 	{ 411, "Length Required" }, { 413, "Content Too Large" },
 	{ 414, "URI Too Long" }, { 415, "Unsupported Media Type" },
+	{ 416, "Range Not Satisfiable" },
 	{ 429, "Too Many Requests" },
 	{ 431, "Request Header Fields Too Large" },
 	{ 500, "Internal Server Error" }, { 501, "Not Implemented" },
@@ -253,6 +260,13 @@ conn_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	struct http_conn	*c = arg;
 
 	if (c->dropping) {
+		conn_free(c);
+		return;
+	}
+	if (c->state == H_HANDLING && c->req != NULL &&
+	    c->req->pull != NULL) {
+		log_info("http %s: the client took nothing for %d s, dropping "
+		    "the download", c->peer, HTTP_BODY_STALL_S);
 		conn_free(c);
 		return;
 	}
@@ -808,6 +822,14 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 		conn_free(c);
 		return;
 	}
+	if (c->state == H_HANDLING && c->req != NULL &&
+	    c->req->pull != NULL && c->req->body_left > 0 && !c->dropping) {
+		/* Below the low-water mark: the handler may give more. */
+		conn_timer(c, HTTP_BODY_STALL_S);
+		c->req->pull(c->req, BODY_HIGH - evbuffer_get_length(
+		    bufferevent_get_output(bev)));
+		return;
+	}
 	if (!c->finishing || c->discard)
 		return;		/* discard: once the body is over */
 	c->finishing = 0;
@@ -1129,6 +1151,65 @@ http_stream_end(struct http_req *req)
 	c->finishing = 1;
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
 		conn_write_cb(c->bev, c);
+}
+
+void
+http_body_start(struct http_req *req, int code, const char *type,
+    const char *extra, uint64_t len, void (*pull)(struct http_req *, size_t))
+{
+	struct http_conn	*c = req->conn;
+	char			 framing[64];
+
+	if (c == NULL) {
+		req_free(req);
+		return;
+	}
+	req->responding = 1;
+	snprintf(framing, sizeof(framing), "Content-Length: %llu\r\n",
+	    (unsigned long long)len);
+	reply_head(c, code, type, extra, framing);
+	if (len == 0 || strcmp(req->method, "HEAD") == 0) {
+		c->finishing = 1;
+		return;		/* the head is queued: the write callback */
+	}
+	req->streaming = 1;
+	req->body_left = len;
+	req->pull = pull;
+	bufferevent_setwatermark(c->bev, EV_WRITE, BODY_LOW, 0);
+	conn_timer(c, HTTP_BODY_STALL_S);
+	pull(req, BODY_HIGH - evbuffer_get_length(
+	    bufferevent_get_output(c->bev)));
+}
+
+int
+http_body_write(struct http_req *req, const void *data, size_t len)
+{
+	struct http_conn	*c = req->conn;
+
+	if (c == NULL || c->dropping || len > req->body_left)
+		return -1;
+	evbuffer_add(bufferevent_get_output(c->bev), data, len);
+	req->body_left -= len;
+	if (req->body_left == 0) {
+		/* All given: it ends as a whole reply does, once sent. */
+		req->streaming = 0;
+		req->pull = NULL;
+		bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+		conn_timer(c, 0);
+		c->finishing = 1;
+	}
+	return 0;
+}
+
+size_t
+http_body_room(const struct http_req *req)
+{
+	size_t	 q;
+
+	if (req->conn == NULL)
+		return 0;
+	q = evbuffer_get_length(bufferevent_get_output(req->conn->bev));
+	return q < BODY_HIGH ? BODY_HIGH - q : 0;
 }
 
 size_t

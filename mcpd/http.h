@@ -48,6 +48,9 @@ struct http_req {
 	void			*data;		/* the handler's */
 	/* Called once if the client goes away while a reply is open. */
 	void			(*gone)(struct http_req *);
+	/* http_body_start()'s */
+	uint64_t		 body_left;	/* bytes still to be given */
+	void			(*pull)(struct http_req *, size_t);
 };
 
 struct http_settings {
@@ -97,6 +100,23 @@ void		 http_stream_start(struct http_req *, int, const char *,
 int		 http_stream_write(struct http_req *, const void *, size_t);
 void		 http_stream_end(struct http_req *);
 size_t		 http_stream_queued(const struct http_req *);
+/*
+ * A reply of len bytes fed as the client takes them, for bodies too large
+ * to hold: pull(req, room) asks for up to room bytes whenever little is
+ * queued, and the handler answers with http_body_write(), now or later
+ * (from a timer of its own, to pace it), until len bytes are given; the
+ * write of the last byte ends the request, which is freed once it has
+ * left.  A HEAD request, or len 0, ends here, with no call of pull().  A
+ * client that takes nothing for HTTP_BODY_STALL_S is dropped (gone()).
+ */
+#define HTTP_BODY_STALL_S	120
+void		 http_body_start(struct http_req *, int, const char *,
+		    const char *, uint64_t, void (*)(struct http_req *,
+		    size_t));
+/* -1 when the connection is closing or gone, or more than is left. */
+int		 http_body_write(struct http_req *, const void *, size_t);
+/* What pull() would be offered now: 0 while enough is queued. */
+size_t		 http_body_room(const struct http_req *);
 /* Close the connection once what is queued has left; frees the request. */
 void		 http_stream_abort(struct http_req *);
 /* The handler is done with a request it will not answer. */

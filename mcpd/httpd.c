@@ -1620,6 +1620,22 @@ host_refused(struct http_req *r)
 	    "not allowed", NULL);
 }
 
+/*
+ * Where this request came: the links sandbox_share_file makes point
+ * there, unless mcpd.conf names another ("share url").  Host passed
+ * host_allowed(), so it is a name this server answers to.
+ */
+static void
+peer_origin(const struct http_req *r, struct mcp_peer *peer)
+{
+	const char	*host = http_header(r, "host");
+
+	if (host != NULL && strlen(host) < sizeof(peer->origin) - 10 &&
+	    strcspn(host, "/?#@\\ \t\"<>") == strlen(host))
+		snprintf(peer->origin, sizeof(peer->origin), "%s://%s",
+		    r->tls ? "https" : "http", host);
+}
+
 /* Host and Origin, the path, the credentials: -1 once answered. */
 static int
 httpd_admit(struct http_req *r, struct mcp_peer *peer, int head)
@@ -1627,6 +1643,19 @@ httpd_admit(struct http_req *r, struct mcp_peer *peer, int head)
 	if (oauth_metadata_path(r->path) &&
 	    host_allowed(http_header(r, "host"))) {
 		resource_metadata(r, head);
+		return -1;
+	}
+	if (links_path(r->path)) {
+		/*
+		 * The link is the credential, for anyone who has it: no
+		 * Host or Origin proves more (a rebinding page knows no
+		 * token), and "share url" may name a proxy's host.
+		 */
+		if (head)
+			reply_plain(r, 400, NULL, "a download takes no "
+			    "body\n");
+		else
+			links_serve(r);
 		return -1;
 	}
 	if (!host_allowed(http_header(r, "host")) ||
@@ -1652,7 +1681,10 @@ httpd_admit(struct http_req *r, struct mcp_peer *peer, int head)
 			    "endpoint is /mcp\n");
 		return -1;
 	}
-	return authenticate(r, peer);
+	if (authenticate(r, peer) == -1)
+		return -1;
+	peer_origin(r, peer);
+	return 0;
 }
 
 /*

@@ -90,6 +90,9 @@ struct mcp_peer {
 	/* When the credential ends (an OAuth token's exp and leeway, in
 	 * seconds since the epoch); 0: it does not. */
 	int64_t			 expires;
+	/* HTTP: the scheme and Host it came to, "https://host:port", for
+	 * links back to this server; "" elsewhere. */
+	char			 origin[256];
 };
 int		 mcp_peer_same(const struct mcp_peer *,
 		    const struct mcp_peer *);

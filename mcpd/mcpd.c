@@ -284,6 +284,8 @@ static int			 nsocks;
 /* libevent asks how much a socket has to read before reading it. */
 static const struct priv_syscall mcpd_syscalls[] = {
 	SC_ARG(ioctl, SCMP_A1(SCMP_CMP_EQ, FIONREAD)),
+	/* A download link's file, read where sandboxd handed it over. */
+	SC(pread64),
 };
 
 /*
@@ -609,6 +611,8 @@ mcpd_reloaded(struct daemon *d)
 {
 	oauth_reload();
 	httpd_reloaded();
+	if (!mcp_stdio_mode)
+		links_reload();
 }
 
 static void
@@ -720,13 +724,17 @@ mcpd_main(int argc, char *argv[])
 	memset(&set, 0, sizeof(set));
 	set.self = stdio_mode ? ROLE_MCPD_STDIO : ROLE_MCPD;
 	set.maxframe = PROTO_MAX_FRAME;
+	/* sandboxd hands over the files download links serve. */
+	set.flags = IMSGBUF_FDPASS;
 	mcpd_sibling(&sib_sandboxd, conf->sandbox_socket, ROLE_SANDBOXD, &set);
+	set.flags = 0;
 	mcpd_sibling(&sib_auditd, conf->audit.socket, ROLE_AUDITD, &set);
 	if (stdio_mode)
 		log_info("serving MCP on stdin and stdout as %s", peer.desc);
 	else {
 		httpd_start(mcpd.base, conf, socks, nsocks);
 		oauth_start();
+		links_init(mcpd.base);
 		daemon_ready(&mcpd, "serving MCP on %d socket%s", nsocks,
 		    nsocks == 1 ? "" : "s");
 	}

@@ -100,6 +100,7 @@ struct op {
 	json_t			*entries;
 	struct evbuffer		*out[2];	/* stdout, stderr */
 	int			 broken;	/* a malformed frame came */
+	int			 fd;		/* OPEN's file, or -1: take it */
 };
 
 struct op	*op_start(uint32_t, struct evbuffer *, op_fn, void *,
@@ -127,6 +128,13 @@ const char	*signal_name(int);
 /* Text as one value of a key=value log line, in buf. */
 const char	*log_value(const char *, char *, size_t);
 
+/* links.c: download links, made by sandbox_share_file. */
+struct http_req;
+void		 links_init(struct event_base *);
+void		 links_reload(void);		/* SIGHUP: a fresh key */
+int		 links_path(const char *);	/* /files/... */
+void		 links_serve(struct http_req *);
+
 /* audit.c */
 struct conn;
 struct imsg;
@@ -136,6 +144,10 @@ void		 maudit_ack(struct imsg *);
 void		 maudit_stop(void);
 void		 maudit_tool_call(const struct mcp_req *, const char *, int);
 void		 maudit_auth_failure(const char *, const char *);
+/* Any record of mcpd's: event, outcome, tenant and sandbox (or NULL). */
+struct audit_body;
+void		 maudit_send(uint32_t, uint32_t, const char *, const char *,
+		    const struct audit_body *);
 struct mx_audit;
 void		 maudit_stats(struct mx_audit *);
 

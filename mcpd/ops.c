@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <jansson.h>
@@ -218,6 +219,8 @@ op_frame(void *arg, struct imsg *imsg)
 		if (proto_payload(p, len, &op->fdone, sizeof(op->fdone)) ==
 		    -1)
 			op->broken = 1;
+		else if (op->fd == -1)
+			op->fd = imsg_take_fd(imsg);
 		break;
 	case IMSG_SBX_ERROR:
 		if (proto_payload(p, len, &op->error, sizeof(op->error)) ==
@@ -260,6 +263,7 @@ op_start(uint32_t type, struct evbuffer *payload, op_fn done, void *arg,
 	op = xcalloc(1, sizeof(*op));
 	op->done = done;
 	op->arg = arg;
+	op->fd = -1;
 	op->data = evbuffer_new();
 	op->out[0] = evbuffer_new();
 	op->out[1] = evbuffer_new();
@@ -282,6 +286,8 @@ op_free(struct op *op)
 {
 	if (op == NULL)
 		return;
+	if (op->fd != -1)
+		close(op->fd);
 	evbuffer_free(op->data);
 	evbuffer_free(op->out[0]);
 	evbuffer_free(op->out[1]);

@@ -15,7 +15,7 @@
  *	sandbox		1-byte length (SBX_ID_LEN), then the hex digits
  *	path		2-byte length, then the bytes
  *	ino, size	8 bytes each
- *	mtime_ns	8 bytes, two's complement
+ *	ctime_ns	8 bytes, two's complement
  *	expires		8 bytes, two's complement
  *
  * A token has one spelling, read strictly: base64url as libsodium
@@ -235,7 +235,7 @@ share_claim_encode(const struct share_claim *c, uint8_t out[SHARE_CLAIM_MAX],
 	p = put_str(p, c->path, 2);
 	p = put_uint(p, c->ino, 8);
 	p = put_uint(p, c->size, 8);
-	p = put_uint(p, (uint64_t)c->mtime_ns, 8);
+	p = put_uint(p, (uint64_t)c->ctime_ns, 8);
 	p = put_uint(p, (uint64_t)c->expires, 8);
 	*len = (size_t)(p - out);
 	return 0;
@@ -287,7 +287,7 @@ share_claim_decode(const uint8_t *buf, size_t len, struct share_claim *c)
 	    get_uint(&r, 8, &mtime) == -1 ||
 	    get_uint(&r, 8, &expires) == -1 || r.left != 0)
 		goto bad;
-	c->mtime_ns = (int64_t)mtime;
+	c->ctime_ns = (int64_t)mtime;
 	c->expires = (int64_t)expires;
 	if (!claim_valid(c))
 		goto bad;

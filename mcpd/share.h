@@ -31,10 +31,14 @@ struct share_claim {
 	char		 tenant[NAME_LEN];	/* POLICY_NAME_MAX */
 	char		 sandbox[SBX_ID_LEN + 1];	/* lowercase hex */
 	char		 path[1024];	/* relative to the workspace */
-	/* The file when shared: a file changed since is not this one. */
+	/*
+	 * The file when shared: a file changed since is not this one.
+	 * The change time, not the modification time, which the code in
+	 * the sandbox may set back with utimensat(2) after a write.
+	 */
 	uint64_t	 ino;
 	uint64_t	 size;
-	int64_t		 mtime_ns;
+	int64_t		 ctime_ns;
 	int64_t		 expires;	/* seconds since the epoch */
 };
 

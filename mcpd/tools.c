@@ -257,6 +257,27 @@ static const char in_delete[] =
     "directory and everything in it.\"}},"
     "\"required\":[\"sandbox\",\"path\"],\"additionalProperties\":false}";
 
+static const char in_share[] =
+    "{\"type\":\"object\",\"properties\":{" S_SANDBOX ","
+    "\"path\":{\"type\":\"string\",\"description\":\"A file, "
+    "relative to /workspace.\"},"
+    "\"paths\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+    "\"minItems\":1,\"maxItems\":16,\"description\":\"Several files "
+    "at once, instead of path.\"},"
+    "\"expires_in\":{\"type\":\"integer\",\"minimum\":1,"
+    "\"description\":\"Seconds the links work; by default the "
+    "operator's (an hour unless configured).\"}},"
+    "\"required\":[\"sandbox\"],\"additionalProperties\":false}";
+
+static const char out_share[] =
+    "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":"
+    "\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"path\":{\"type\":\"string\"},\"url\":{\"type\":\"string\"},"
+    "\"size\":{\"type\":\"integer\"},\"mime_type\":{\"type\":"
+    "\"string\"},\"sha256\":{\"type\":\"string\"},\"expires\":{"
+    "\"type\":\"string\"},\"error\":{\"type\":\"string\"}},"
+    "\"required\":[\"path\"]}}},\"required\":[\"files\"]}";
+
 static const char in_sandbox[] =
     "{\"type\":\"object\",\"properties\":{" S_SANDBOX "},"
     "\"required\":[\"sandbox\"],\"additionalProperties\":false}";
@@ -376,6 +397,16 @@ static struct tool tools[] = {
 	  "sandbox's /workspace.",
 	  in_delete, out_delete, H_DESTRUCTIVE | H_IDEMPOTENT, 0, t_delete,
 	  NULL, NULL, NULL },
+	{ "sandbox_share_file", "Share files of a sandbox as links",
+	  "Make download links for files in a persistent sandbox's "
+	  "/workspace (reports, CSVs, charts) to hand to the user instead "
+	  "of pasting their content. Each link is a URL on this server "
+	  "that works without credentials until it expires (expires_in "
+	  "seconds; the operator sets the default and the longest), while "
+	  "the sandbox runs and the file is unchanged. Returns per file its "
+	  "URL, size, type and SHA-256.",
+	  in_share, out_share, H_IDEMPOTENT, T_HTTP, t_share, NULL, NULL,
+	  NULL },
 	{ "sandbox_stop", "Stop a sandbox",
 	  "Stop a sandbox for good: its processes are killed and its "
 	  "/workspace is deleted.",
@@ -431,6 +462,8 @@ static int
 tool_offered(const struct tool *t, const struct mcp_req *req)
 {
 	if ((t->flags & T_STDIO) && !mcp_stdio_mode)
+		return 0;
+	if ((t->flags & T_HTTP) && mcp_stdio_mode)
 		return 0;
 	if ((t->flags & T_LEGACY) && req != NULL && req->modern)
 		return 0;

@@ -31,6 +31,7 @@ typedef void	(*tool_fn)(struct mcp_req *, json_t *);
 #define T_MODERN	0x10	/* only in the modern era */
 #define T_HIDDEN	0x20	/* callable, never listed */
 #define T_TASK_AUTO	0x40	/* a task whenever the client can (modern) */
+#define T_HTTP		0x80	/* not to mcpd --stdio clients */
 
 struct tool {
 	const char	*name;
@@ -71,6 +72,8 @@ void		 t_write(struct mcp_req *, json_t *);
 void		 t_read(struct mcp_req *, json_t *);
 void		 t_list_files(struct mcp_req *, json_t *);
 void		 t_delete(struct mcp_req *, json_t *);
+/* links.c */
+void		 t_share(struct mcp_req *, json_t *);
 /* tools_images.c */
 void		 t_languages(struct mcp_req *, json_t *);
 void		 t_images(struct mcp_req *, json_t *);

@@ -76,6 +76,8 @@ struct ploc {
 #define SEEN_TLS_CERT	0x0400
 #define SEEN_TLS_KEY	0x0800
 #define SEEN_OAUTH	0x1000
+#define SEEN_SHARE_URL	0x2000
+#define SEEN_SHARE_EXPIRY 0x4000
 
 /* Fields of a tenant, language or audit block that may be given once. */
 #define FIELD_LIMITS	0x0001
@@ -105,6 +107,9 @@ struct ploc {
 #define FIELD_TYPE	0x1000000
 #define FIELD_CLAIM	0x2000000	/* may be repeated */
 #define FIELD_SCOPE	0x4000000	/* may be repeated */
+#define FIELD_SHARE_EXPIRY 0x8000000
+#define FIELD_SHARE_DOWNLOADS 0x10000000
+#define FIELD_SHARE_RATE 0x20000000
 
 #define YYLLOC_DEFAULT(cur, rhs, n)					\
 	do {								\
@@ -264,6 +269,12 @@ static void	 tenant_requests(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 tenant_path(struct parse_ctx *, const struct ploc *, char *,
 		    int);
+static void	 tenant_share_expiry(struct parse_ctx *, const struct ploc *,
+		    char *);
+static void	 tenant_share_downloads(struct parse_ctx *,
+		    const struct ploc *, char *);
+static void	 tenant_share_rate(struct parse_ctx *, const struct ploc *,
+		    char *);
 static void	 tenant_end(struct parse_ctx *);
 static void	 language_begin(struct parse_ctx *, const struct ploc *,
 		    char *);
@@ -303,6 +314,8 @@ static void	 oauth_type(struct parse_ctx *, const struct ploc *, char *);
 static void	 oauth_end(struct parse_ctx *);
 static void	 tenant_claim(struct parse_ctx *, const struct ploc *, char *,
 		    char *);
+static void	 share_url(struct parse_ctx *, const struct ploc *, char *);
+static void	 share_expiry(struct parse_ctx *, const struct ploc *, char *);
 }
 
 %token	INCLUDE "include" USER "user" GROUP "group" RUN "run"
@@ -324,6 +337,8 @@ static void	 tenant_claim(struct parse_ctx *, const struct ploc *, char *,
 %token	TLS "tls" CERTIFICATE "certificate" KEY "key" PLAINTEXT "plaintext"
 %token	OAUTH "oauth" ISSUER "issuer" AUDIENCE "audience" JWKS "jwks"
 %token	SCOPE "scope" LEEWAY "leeway" TYPE "type" CLAIM "claim" ANY "any"
+%token	SHARE "share" URL "url" EXPIRY "expiry" DOWNLOADS "downloads"
+%token	RATE "rate"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
 %type	<string> string imgname rtname macroname listentenant imgruntime
@@ -349,9 +364,10 @@ grammar		: %empty
 /*
  * "local" was a word like any other until "local path", and "metrics"
  * until the metrics statements, "runtime" and "kind" until runtime
- * blocks, and the words of the oauth block: they remain values, so that
- * files naming a tenant "local" or "metrics" (or a macro "local") still
- * load.  Only "any" is a keyword alone, for "claim NAME any".
+ * blocks, and the words of the oauth block and of the share statements:
+ * they remain values, so that files naming a tenant "local" or "metrics"
+ * (or a macro "local") still load.  Only "any" is a keyword alone, for
+ * "claim NAME any".
  */
 string		: STRING
 		| NUMBER
@@ -368,6 +384,11 @@ string		: STRING
 		| LEEWAY			{ $$ = xstrdup("leeway"); }
 		| TYPE				{ $$ = xstrdup("type"); }
 		| CLAIM				{ $$ = xstrdup("claim"); }
+		| SHARE				{ $$ = xstrdup("share"); }
+		| URL				{ $$ = xstrdup("url"); }
+		| EXPIRY			{ $$ = xstrdup("expiry"); }
+		| DOWNLOADS			{ $$ = xstrdup("downloads"); }
+		| RATE				{ $$ = xstrdup("rate"); }
 		;
 
 /* The built-in image's name is also a keyword. */
@@ -455,6 +476,8 @@ main		: USER string {
 		| IMAGE imgname ROOTFS string pool imgruntime {
 			image_add(ctx, &@1, $2, IMAGE_ROOTFS, $4, $5, $6);
 		}
+		| SHARE URL string		{ share_url(ctx, &@1, $3); }
+		| SHARE EXPIRY string		{ share_expiry(ctx, &@1, $3); }
 		;
 
 listentenant	: %empty			{ $$ = NULL; }
@@ -560,6 +583,14 @@ tenantopt	: TOKEN string			{ tenant_token(ctx, &@1, $2); }
 		| RUNTIME rtname		{ tenant_runtime(ctx, &@1, $2); }
 		| CLAIM string string		{ tenant_claim(ctx, &@1, $2, $3); }
 		| CLAIM string ANY		{ tenant_claim(ctx, &@1, $2, NULL); }
+		| SHARE MAXIMUM EXPIRY string {
+			tenant_share_expiry(ctx, &@1, $4);
+		}
+		| SHARE DOWNLOADS NUMBER {
+			tenant_share_downloads(ctx, &@1, $3);
+		}
+		| SHARE RATE string		{ tenant_share_rate(ctx, &@1, $3); }
+		| SHARE RATE NONE		{ tenant_share_rate(ctx, &@1, NULL); }
 		;
 
 readonly	: %empty			{ $$ = 0; }
@@ -675,8 +706,10 @@ static const struct keyword {
 	{ "database",		DATABASE },
 	{ "directory",		DIRECTORY },
 	{ "disk",		DISK },
+	{ "downloads",		DOWNLOADS },
 	{ "egress",		EGRESS },
 	{ "excerpt",		EXCERPT },
+	{ "expiry",		EXPIRY },
 	{ "file",		FILENAME },
 	{ "group",		GROUP },
 	{ "host",		HOST },
@@ -710,6 +743,7 @@ static const struct keyword {
 	{ "platform",		PLATFORM },
 	{ "pool",		POOL },
 	{ "port",		PORT },
+	{ "rate",		RATE },
 	{ "read-only",		READONLY },
 	{ "requests",		REQUESTS },
 	{ "required",		REQUIRED },
@@ -721,6 +755,7 @@ static const struct keyword {
 	{ "sandbox-init",	SANDBOXINIT },
 	{ "sandboxes",		SANDBOXES },
 	{ "scope",		SCOPE },
+	{ "share",		SHARE },
 	{ "socket",		SOCKET },
 	{ "state",		STATE },
 	{ "tenant",		TENANT },
@@ -731,6 +766,7 @@ static const struct keyword {
 	{ "uid",		UID },
 	{ "uids",		UIDS },
 	{ "unix",		UNIX },
+	{ "url",		URL },
 	{ "user",		USER },
 	{ "version",		VERSION },
 	{ "yes",		YES },
@@ -795,8 +831,9 @@ describe(struct parse_ctx *ctx, yysymbol_kind_t sym, int with_text,
 }
 
 /*
- * "local", "metrics", "runtime", "kind" and the oauth block's words may
- * stand wherever a string may, and go without saying.
+ * "local", "metrics", "runtime", "kind" and the words of the oauth block
+ * and of the share statements may stand wherever a string may, and go
+ * without saying.
  */
 static int
 unlist_local(yysymbol_kind_t *expected, int n)
@@ -822,7 +859,12 @@ unlist_local(yysymbol_kind_t *expected, int n)
 		    expected[i] != YYSYMBOL_SCOPE &&
 		    expected[i] != YYSYMBOL_LEEWAY &&
 		    expected[i] != YYSYMBOL_TYPE &&
-		    expected[i] != YYSYMBOL_CLAIM)
+		    expected[i] != YYSYMBOL_CLAIM &&
+		    expected[i] != YYSYMBOL_SHARE &&
+		    expected[i] != YYSYMBOL_URL &&
+		    expected[i] != YYSYMBOL_EXPIRY &&
+		    expected[i] != YYSYMBOL_DOWNLOADS &&
+		    expected[i] != YYSYMBOL_RATE)
 			expected[j++] = expected[i];
 	return j;
 }
@@ -2386,6 +2428,9 @@ tenant_begin(struct parse_ctx *ctx, const struct ploc *loc, char *name)
 	(void)str_copy(t->limits_name, "default", sizeof(t->limits_name));
 	t->max_sandboxes = DEFAULT_MAX_SANDBOXES;
 	t->max_requests = DEFAULT_MAX_REQUESTS;
+	t->share_expiry_max = DEFAULT_SHARE_EXPIRY_MAX;
+	t->share_downloads = DEFAULT_SHARE_DOWNLOADS;
+	t->share_rate = DEFAULT_SHARE_RATE;
 	TAILQ_INSERT_TAIL(&ctx->p->tenants, t, entry);
 	ctx->tenant = t;
 	ref_add(&ctx->tenant_refs, &ctx->ntenant_refs, loc, t);
@@ -2513,6 +2558,78 @@ tenant_requests(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 		free(s);
 	else if ((v = number(ctx, loc, "max requests", s, 1, 4096)) != -1)
 		ctx->tenant->max_requests = (uint32_t)v;
+}
+
+/*
+ * How long a download link lives: whole seconds, as its expiry is
+ * sealed in it, from 1m to 720h.  0, or -1 after an error.
+ */
+static int
+share_duration(struct parse_ctx *ctx, const struct ploc *loc,
+    const char *what, const char *s, uint64_t *out)
+{
+	uint64_t	 v;
+
+	if (parse_duration(s, &v) == -1)
+		perr(ctx, loc, "%s \"%s\": not a duration", what, s);
+	else if (v < POLICY_SHARE_EXPIRY_MIN * 1000ULL ||
+	    v > POLICY_SHARE_EXPIRY_MAX * 1000ULL)
+		perr(ctx, loc, "%s %s: out of range (1m..720h)", what, s);
+	else if (v % 1000 != 0)
+		perr(ctx, loc, "%s %s: not whole seconds", what, s);
+	else {
+		*out = v / 1000;
+		return 0;
+	}
+	return -1;
+}
+
+static void
+tenant_share_expiry(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	if (once(ctx, loc, &ctx->fields, FIELD_SHARE_EXPIRY,
+	    "share max expiry") == 0)
+		(void)share_duration(ctx, loc, "share max expiry", s,
+		    &ctx->tenant->share_expiry_max);
+	free(s);
+}
+
+/* 0: the tenant may not share files at all. */
+static void
+tenant_share_downloads(struct parse_ctx *ctx, const struct ploc *loc,
+    char *s)
+{
+	long long	 v;
+
+	if (once(ctx, loc, &ctx->fields, FIELD_SHARE_DOWNLOADS,
+	    "share downloads") == -1)
+		free(s);
+	else if ((v = number(ctx, loc, "share downloads", s, 0,
+	    POLICY_SHARE_DOWNLOADS_MAX)) != -1)
+		ctx->tenant->share_downloads = (uint32_t)v;
+}
+
+/*
+ * Bytes a minute, or NULL for "none": no limit.  As "idle never" does,
+ * a word says there is none; "0" would read as serving nothing.
+ */
+static void
+tenant_share_rate(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	uint64_t	 v;
+
+	if (once(ctx, loc, &ctx->fields, FIELD_SHARE_RATE, "share rate") == -1)
+		;
+	else if (s == NULL)
+		ctx->tenant->share_rate = 0;
+	else if (parse_size(s, &v) == -1)
+		perr(ctx, loc, "share rate \"%s\": not a size", s);
+	else if (v < 1ULL << 10 || v > 1ULL << 40)
+		perr(ctx, loc, "share rate %s: out of range (1K..1T, or none)",
+		    s);
+	else
+		ctx->tenant->share_rate = v;
+	free(s);
 }
 
 /*
@@ -3115,6 +3232,50 @@ finish_oauth(struct parse_ctx *ctx)
 		    "so no token to read claims from");
 }
 
+/*
+ * "share url URL": the origin download links are made with, as clients
+ * will reach it; a link is a credential, so plain http only to the
+ * loopback.  Kept as url_origin() writes it, with no trailing slash.
+ */
+static void
+share_url(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	struct url	 u;
+	const char	*why;
+	char		 origin[OAUTH_URL_MAX];
+
+	if (once(ctx, loc, &ctx->seen, SEEN_SHARE_URL, "share url") == -1 ||
+	    check_url(ctx, loc, "share url", s) == -1 ||
+	    url_parse(s, &u, &why) == -1)
+		goto done;
+	if (strchr(u.path, '?') != NULL)
+		perr(ctx, loc, "share url \"%.*s\": no query (?) allowed",
+		    TEXT_MAX, s);
+	else if (strcmp(u.path, "/") != 0)
+		perr(ctx, loc, "share url \"%.*s\": no path allowed: a scheme, "
+		    "a host and a port, as in https://mcp.example.com",
+		    TEXT_MAX, s);
+	else if (url_origin(&u, origin, sizeof(origin)) == -1)
+		perr(ctx, loc, "share url too long (at most %zu bytes)",
+		    sizeof(origin) - 1);
+	else
+		(void)str_copy(ctx->p->share_url, origin,
+		    sizeof(ctx->p->share_url));
+ done:
+	free(s);
+}
+
+/* Above a tenant's "share max expiry" is no error: that caps it. */
+static void
+share_expiry(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	if (once(ctx, loc, &ctx->seen, SEEN_SHARE_EXPIRY,
+	    "share expiry") == 0)
+		(void)share_duration(ctx, loc, "share expiry", s,
+		    &ctx->p->share_expiry);
+	free(s);
+}
+
 static void
 finish_metrics(struct parse_ctx *ctx)
 {
@@ -3228,6 +3389,7 @@ policy_new(void)
 	p->uid_base = DEFAULT_UID_BASE;
 	p->uid_slots = DEFAULT_UID_SLOTS;
 	p->oauth.leeway = DEFAULT_OAUTH_LEEWAY;
+	p->share_expiry = DEFAULT_SHARE_EXPIRY;
 	(void)str_copy(p->oauth.type, DEFAULT_OAUTH_TYPE,
 	    sizeof(p->oauth.type));
 	p->audit.required = 1;

@@ -690,6 +690,42 @@ dump_images(FILE *fp, const struct policy *p)
 	}
 }
 
+/* The share statements left out at their defaults, as max requests. */
+static void
+dump_share(FILE *fp, const struct policy *p)
+{
+	char	 buf[32];
+
+	if (p->share_url[0] == '\0' && p->share_expiry == DEFAULT_SHARE_EXPIRY)
+		return;
+	fputc('\n', fp);
+	if (p->share_url[0] != '\0')
+		dump_kv(fp, "", "share url", p->share_url);
+	if (p->share_expiry != DEFAULT_SHARE_EXPIRY) {
+		fmt_duration(buf, sizeof(buf), p->share_expiry * 1000);
+		fprintf(fp, "share expiry %s\n", buf);
+	}
+}
+
+static void
+dump_tenant_share(FILE *fp, const struct tenant *t)
+{
+	char	 buf[32];
+
+	if (t->share_expiry_max != DEFAULT_SHARE_EXPIRY_MAX) {
+		fmt_duration(buf, sizeof(buf), t->share_expiry_max * 1000);
+		fprintf(fp, "\tshare max expiry %s\n", buf);
+	}
+	if (t->share_downloads != DEFAULT_SHARE_DOWNLOADS)
+		fprintf(fp, "\tshare downloads %u\n", t->share_downloads);
+	if (t->share_rate == 0)
+		fprintf(fp, "\tshare rate none\n");
+	else if (t->share_rate != DEFAULT_SHARE_RATE) {
+		fmt_size(buf, sizeof(buf), t->share_rate);
+		fprintf(fp, "\tshare rate %s\n", buf);
+	}
+}
+
 static void
 dump_tenants(FILE *fp, const struct policy *p)
 {
@@ -728,6 +764,7 @@ dump_tenants(FILE *fp, const struct policy *p)
 		/* Left out at its default: dumps of older files stay the same. */
 		if (t->max_requests != DEFAULT_MAX_REQUESTS)
 			fprintf(fp, "\tmax requests %u\n", t->max_requests);
+		dump_tenant_share(fp, t);
 		for (i = 0; i < t->npaths; i++) {
 			fprintf(fp, "\tlocal path ");
 			dump_string(fp, t->paths[i].path);
@@ -824,6 +861,7 @@ policy_dump(FILE *fp, const struct policy *p)
 	dump_global(fp, p);
 	dump_listens(fp, p);
 	dump_allow(fp, p);
+	dump_share(fp, p);
 	dump_limits(fp, p);
 	dump_images(fp, p);
 	dump_oauth(fp, p);

@@ -63,6 +63,14 @@
 #define DEFAULT_MAX_REQUESTS	16	/* in flight at once, per tenant */
 #define DEFAULT_IDLE		(30ULL * 60 * 1000)	/* ms */
 #define DEFAULT_LIFETIME	(24ULL * 3600 * 1000)	/* ms */
+/* Download links (mcpd's /files/<token>/<name>), in seconds and bytes. */
+#define DEFAULT_SHARE_EXPIRY	3600U	/* when the tool call names none */
+#define DEFAULT_SHARE_EXPIRY_MAX 86400U	/* per tenant */
+#define DEFAULT_SHARE_DOWNLOADS	4	/* at once, per tenant */
+#define DEFAULT_SHARE_RATE	(1ULL << 30)	/* a minute, per tenant */
+#define POLICY_SHARE_EXPIRY_MIN	60U	/* bounds of either expiry */
+#define POLICY_SHARE_EXPIRY_MAX	(30U * 24 * 3600)
+#define POLICY_SHARE_DOWNLOADS_MAX 1024
 /*
  * Each sandbox maps its 65536 container uids onto a range of host uids of
  * its own, starting at a multiple of 65536: by default from 2^28, for up to
@@ -163,6 +171,14 @@ struct tenant {
 	struct tenant_path	*paths;
 	size_t			 npaths;
 	char			 runtime[POLICY_NAME_MAX];	/* "" : none */
+	/*
+	 * Its download links: the longest one may live (seconds), how many
+	 * are served at once (0: it may not share files), and the bytes a
+	 * minute all of them serve together (0: no limit).
+	 */
+	uint64_t		 share_expiry_max;
+	uint32_t		 share_downloads;
+	uint64_t		 share_rate;
 	/*
 	 * Removed by a reload: kept for those who point to it, with no
 	 * token or uid, and found by no lookup.
@@ -319,6 +335,15 @@ struct policy {
 	TAILQ_HEAD(, language)	 languages;
 	struct audit_conf	 audit;
 	struct oauth_conf	 oauth;
+	/*
+	 * Download links: the origin they are made with, without a
+	 * trailing slash ("" : the scheme and Host of the request that
+	 * asks), and the seconds a link lives when the tool call names
+	 * none, which a tenant's share_expiry_max caps (a larger value is
+	 * no error).
+	 */
+	char			 share_url[OAUTH_URL_MAX];
+	uint64_t		 share_expiry;
 };
 
 /*
@@ -371,6 +396,7 @@ struct policy_changes {
 	unsigned int		 limits_removed;
 	int			 allow_changed;	/* allow host, allow origin */
 	int			 metrics_changed;	/* metrics statements */
+	int			 share_changed;	/* share url, share expiry */
 	unsigned int		 ignored;	/* need a restart */
 };
 
@@ -378,10 +404,11 @@ struct policy_changes {
  * SIGHUP: merge next (loaded and resolved) into cur in place.  Sessions,
  * jobs and sandboxes hold pointers to tenants and limits, so those are
  * updated where they are: new ones are added, removed ones are kept but
- * marked gone.  Tenants' tokens, uids, limits and maxima, limits values
- * and the allow lists change; every other setting the daemon (named, its
- * POLICY_* bits in who) uses is logged as needing a restart and left as
- * it was.  cur takes the new digest.  next is left to be freed.
+ * marked gone.  Tenants' tokens, uids, limits, maxima and share
+ * statements, limits values, the allow lists, the metrics readers, share
+ * url and share expiry change; every other setting the daemon (named,
+ * its POLICY_* bits in who) uses is logged as needing a restart and left
+ * as it was.  cur takes the new digest.  next is left to be freed.
  */
 void		 policy_reload(struct policy *, struct policy *, int,
 		    const char *, struct policy_changes *);

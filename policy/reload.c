@@ -201,6 +201,9 @@ tenant_same(const struct tenant *a, const struct tenant *b)
 	    a->nclaims != b->nclaims ||
 	    a->npaths != b->npaths || a->max_sandboxes != b->max_sandboxes ||
 	    a->max_requests != b->max_requests ||
+	    a->share_expiry_max != b->share_expiry_max ||
+	    a->share_downloads != b->share_downloads ||
+	    a->share_rate != b->share_rate ||
 	    strcmp(a->limits_name, b->limits_name) != 0 ||
 	    strcmp(a->runtime, b->runtime) != 0)
 		return 0;
@@ -249,6 +252,9 @@ tenant_take(struct policy *cur, struct tenant *t, struct tenant *nt)
 	memcpy(t->runtime, nt->runtime, sizeof(t->runtime));
 	t->max_sandboxes = nt->max_sandboxes;
 	t->max_requests = nt->max_requests;
+	t->share_expiry_max = nt->share_expiry_max;
+	t->share_downloads = nt->share_downloads;
+	t->share_rate = nt->share_rate;
 	t->gone = 0;
 }
 
@@ -353,6 +359,22 @@ reload_metrics(struct policy *cur, struct policy *next,
 	SWAP(cur->metrics_tenants, next->metrics_tenants);
 	SWAP(cur->nmetrics_tenants, next->nmetrics_tenants);
 	ch->metrics_changed = 1;
+}
+
+/*
+ * Download links are made and served with the values of the moment: the
+ * keys that seal them are mcpd's own, not the file's.
+ */
+static void
+reload_share(struct policy *cur, struct policy *next,
+    struct policy_changes *ch)
+{
+	if (strcmp(cur->share_url, next->share_url) == 0 &&
+	    cur->share_expiry == next->share_expiry)
+		return;
+	memcpy(cur->share_url, next->share_url, sizeof(cur->share_url));
+	cur->share_expiry = next->share_expiry;
+	ch->share_changed = 1;
 }
 
 /*
@@ -541,6 +563,7 @@ policy_reload(struct policy *cur, struct policy *next, int who,
 	reload_tenants(cur, next, ch);
 	reload_allow(cur, next, ch);
 	reload_metrics(cur, next, ch);
+	reload_share(cur, next, ch);
 	memcpy(cur->digest, next->digest, sizeof(cur->digest));
 }
 
@@ -578,6 +601,10 @@ policy_changes_str(const struct policy_changes *ch, char *buf, size_t len)
 	used = strlen(buf);
 	if (ch->metrics_changed && used < len)
 		(void)snprintf(buf + used, len - used, "%smetrics readers "
+		    "changed", used > 0 ? ", " : "");
+	used = strlen(buf);
+	if (ch->share_changed && used < len)
+		(void)snprintf(buf + used, len - used, "%sshare settings "
 		    "changed", used > 0 ? ", " : "");
 	used = strlen(buf);
 	if (ch->ignored > 0 && used < len)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "sandboxd.h"
@@ -156,6 +157,7 @@ fileop_init_dispatch(struct sandbox *sb, struct imsg *imsg)
 	struct fileop		*op;
 	struct job		*job;
 	uint64_t		 n;
+	int			 fd;
 
 	if ((op = fileop_find(sb, imsg->hdr.peerid)) == NULL || !op->sent) {
 		fileop_broken(sb);
@@ -187,12 +189,18 @@ fileop_init_dispatch(struct sandbox *sb, struct imsg *imsg)
 			    imsg->datalen);
 		break;
 	case IMSG_INIT_DONE:
+		/* An OPEN that worked, and it alone, comes with its file. */
+		fd = imsg_take_fd(imsg);
 		if (proto_payload(imsg->data, imsg->datalen, &d,
 		    sizeof(d)) == -1 || d.error < 0 || d.error > 4095 ||
 		    (d.flags & ~INIT_D_TRUNCATED) != 0 ||
 		    ((op->type == IMSG_INIT_READ ||
 		    op->type == IMSG_INIT_LIST) && d.error == 0 &&
-		    d.size != op->got)) {
+		    d.size != op->got) ||
+		    (fd != -1) != (op->type == IMSG_INIT_OPEN &&
+		    d.error == 0)) {
+			if (fd != -1)
+				close(fd);
 			fileop_broken(sb);
 			return;
 		}
@@ -200,7 +208,9 @@ fileop_init_dispatch(struct sandbox *sb, struct imsg *imsg)
 		fileop_free(op);
 		fileop_next(sb);
 		if (job != NULL)
-			job_file_done(job, &d, NULL);
+			job_file_done(job, &d, NULL, fd);
+		else if (fd != -1)
+			close(fd);
 		break;
 	}
 }
@@ -215,6 +225,6 @@ fileop_sandbox_gone(struct sandbox *sb, const char *why)
 		job = op->job;
 		fileop_free(op);
 		if (job != NULL)
-			job_file_done(job, NULL, why);
+			job_file_done(job, NULL, why, -1);
 	}
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -161,6 +162,7 @@ job_event(const struct job *job)
 	case IMSG_SBX_WRITE:
 		return AEV_FILE_WRITE;
 	case IMSG_SBX_READ:
+	case IMSG_SBX_OPEN:
 		return AEV_FILE_READ;
 	case IMSG_SBX_LIST_FILES:
 		return AEV_FILE_LIST;
@@ -240,7 +242,10 @@ job_intent_body(struct job *job, struct audit_body *b)
 	case IMSG_SBX_READ:
 	case IMSG_SBX_LIST_FILES:
 	case IMSG_SBX_DELETE:
+	case IMSG_SBX_OPEN:
 		audit_body_u64(b, "flags", job->fhdr.flags);
+		if (job->type == IMSG_SBX_OPEN)
+			audit_body_str(b, "for", "download");
 		audit_body_str(b, "path", job->path);
 		break;
 	case IMSG_SBX_KILL:
@@ -910,7 +915,8 @@ job_file_data(struct job *job, uint32_t type, const void *data, size_t len)
 }
 
 void
-job_file_done(struct job *job, const struct init_done *d, const char *error)
+job_file_done(struct job *job, const struct init_done *d, const char *error,
+    int fd)
 {
 	struct sbx_done	 done;
 
@@ -945,8 +951,15 @@ job_file_done(struct job *job, const struct init_done *d, const char *error)
 		done.mode = d->mode;
 		done.size = d->size;
 		done.mtime = d->mtime;
-		job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+		if (fd != -1 && job->cl != NULL)
+			conn_compose(job->cl->c, IMSG_SBX_DONE, job->reqid, fd,
+			    &done, sizeof(done));
+		else
+			job_send(job, IMSG_SBX_DONE, &done, sizeof(done));
+		fd = -1;	/* conn_compose() owns it, sent or not */
 	}
+	if (fd != -1)
+		close(fd);
 	job_finish(job);
 }
 
@@ -1226,6 +1239,7 @@ job_begin(struct job *job)
 	case IMSG_SBX_READ:
 	case IMSG_SBX_LIST_FILES:
 	case IMSG_SBX_DELETE:
+	case IMSG_SBX_OPEN:
 		job_intent(job, file_acquire);
 		break;
 	case IMSG_SBX_STOP:

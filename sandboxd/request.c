@@ -655,6 +655,14 @@ parse_file(struct job *job, struct imsg *imsg, uint32_t *code, char *err,
 	case IMSG_SBX_DELETE:
 		job->init_type = IMSG_INIT_DELETE;
 		break;
+	case IMSG_SBX_OPEN:
+		if (job->sb->guest)
+			return req_fail(code, err, len, SBX_E_INVALID,
+			    "a sandbox under %s keeps its files in its own "
+			    "kernel: they cannot be handed out as links",
+			    job->sb->runtime);
+		job->init_type = IMSG_INIT_OPEN;
+		break;
 	}
 	if (cur.left != 0)
 		return req_fail(code, err, len, SBX_E_INVALID,
@@ -772,7 +780,7 @@ request_type(uint32_t type)
 {
 	return (type >= IMSG_SBX_CREATE && type <= IMSG_SBX_CANCEL) ||
 	    type == IMSG_SBX_LOGS || type == IMSG_SBX_IMAGES ||
-	    type == IMSG_SBX_KILL;
+	    type == IMSG_SBX_KILL || type == IMSG_SBX_OPEN;
 }
 
 /*
@@ -814,6 +822,7 @@ request_parse(struct client *cl, struct imsg *imsg, uint32_t *code,
 		case IMSG_SBX_READ:
 		case IMSG_SBX_LIST_FILES:
 		case IMSG_SBX_DELETE:
+		case IMSG_SBX_OPEN:
 			rv = parse_file(job, &view, code, err, len);
 			break;
 		case IMSG_SBX_STOP:

@@ -562,9 +562,12 @@ main(int argc, char *argv[])
 	set.maxconns = SANDBOXD_MAXCONNS;
 	set.maxperuid = SANDBOXD_MAXPERUID;
 	set.maxreserved = SANDBOXD_MAXRESERVED;
+	/* A download's open file goes to mcpd; nothing comes back. */
+	set.flags = IMSGBUF_FDSEND;
 	l = listener_new(sbd->base, fd, conf->sandbox_socket, &set,
 	    &sandboxd_mcpd_ops, NULL);
 	sbd->listener = l;
+	set.flags = 0;
 	sbd->auditd = client_new(sbd->base, "auditd", conf->audit.socket,
 	    ROLE_AUDITD, &set, &sandboxd_auditd_ops, NULL);
 	if ((ev_reap = event_new(sbd->base, -1, EV_PERSIST, sandboxd_reap_cb,

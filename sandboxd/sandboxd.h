@@ -264,8 +264,9 @@ void		 job_output(struct job *, uint32_t, uint32_t, const void *,
 void		 job_exec_done(struct job *, const struct sbx_result *,
 		    const char *);
 void		 job_file_data(struct job *, uint32_t, const void *, size_t);
+/* fd: an OPEN's file, handed over (or -1). */
 void		 job_file_done(struct job *, const struct init_done *,
-		    const char *);
+		    const char *, int);
 size_t		 job_client_queued(struct job *);
 void		 job_dispatch(struct conn *, struct imsg *);
 void		 job_conn_down(struct conn *);

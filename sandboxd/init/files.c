@@ -327,6 +327,42 @@ file_read(uint32_t id, const struct init_file *f, const char *path,
 	op->st = st;
 }
 
+/*
+ * A file for a download link, handed over open: a regular file reached
+ * without a symlink anywhere on its way, opened O_NONBLOCK so that a
+ * FIFO planted under its name cannot stall us.  Answered at once; the
+ * descriptor leaves with the DONE and is closed here once sent.
+ */
+static void
+file_open(uint32_t id, const char *path, int error)
+{
+	struct init_done	 d;
+	struct stat		 st;
+	struct iovec		 iov;
+	int			 fd = -1;
+
+	if (error == 0 && (fd = ws_openat(wsfd, path, O_RDONLY | O_NONBLOCK |
+	    O_NOFOLLOW, 0, RESOLVE_NO_SYMLINKS)) == -1)
+		error = errno;
+	if (fd != -1 && fstat(fd, &st) == -1)
+		error = errno;
+	else if (fd != -1 && !S_ISREG(st.st_mode))
+		error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+	if (error != 0) {
+		if (fd != -1)
+			close(fd);
+		file_done(id, error, 0, 0, NULL);
+		return;
+	}
+	memset(&d, 0, sizeof(d));
+	d.size = (uint64_t)st.st_size;
+	d.mode = st.st_mode;
+	d.mtime = st.st_mtime;
+	iov.iov_base = &d;
+	iov.iov_len = sizeof(d);
+	init_sendv_fd(IMSG_INIT_DONE, id, fd, &iov, 1);
+}
+
 /* One DATA frame, or the end. */
 static void
 read_step(struct op *op)
@@ -598,6 +634,9 @@ file_dispatch(struct imsg *imsg)
 		break;
 	case IMSG_INIT_DELETE:
 		file_delete(id, &f, path, error);
+		break;
+	case IMSG_INIT_OPEN:
+		file_open(id, path, error);
 		break;
 	}
 }

@@ -70,12 +70,19 @@ init_violation(const char *fmt, ...)
 }
 
 void
-init_sendv(uint32_t type, uint32_t id, const struct iovec *iov, int iovcnt)
+init_sendv_fd(uint32_t type, uint32_t id, int fd, const struct iovec *iov,
+    int iovcnt)
 {
-	if (imsg_composev(&ibuf, type, id, -1, iov, iovcnt) == -1) {
+	if (imsg_composev(&ibuf, type, id, fd, iov, iovcnt) == -1) {
 		warnx("cannot queue a message: %s", ibuf.err);
 		init_exit(1);
 	}
+}
+
+void
+init_sendv(uint32_t type, uint32_t id, const struct iovec *iov, int iovcnt)
+{
+	init_sendv_fd(type, id, -1, iov, iovcnt);
 }
 
 void
@@ -366,6 +373,7 @@ init_dispatch(struct imsg *imsg)
 	case IMSG_INIT_READ:
 	case IMSG_INIT_LIST:
 	case IMSG_INIT_DELETE:
+	case IMSG_INIT_OPEN:
 		file_dispatch(imsg);
 		break;
 	case IMSG_INIT_DATA:

@@ -30,6 +30,8 @@ extern int		 wsfd;		/* the workspace, O_PATH */
 /* init.c */
 void	 init_send(uint32_t, uint32_t, const void *, size_t);
 void	 init_sendv(uint32_t, uint32_t, const struct iovec *, int);
+/* The same with an fd attached, which the queue owns from here on. */
+void	 init_sendv_fd(uint32_t, uint32_t, int, const struct iovec *, int);
 __attribute__((__noreturn__, __format__(printf, 1, 2)))
 void	 init_violation(const char *, ...);
 int	 ws_openat(int, const char *, int, mode_t, uint64_t);

@@ -57,7 +57,7 @@ claim_eq(const struct share_claim *a, const struct share_claim *b)
 	return strcmp(a->tenant, b->tenant) == 0 &&
 	    strcmp(a->sandbox, b->sandbox) == 0 &&
 	    strcmp(a->path, b->path) == 0 && a->ino == b->ino &&
-	    a->size == b->size && a->mtime_ns == b->mtime_ns &&
+	    a->size == b->size && a->ctime_ns == b->ctime_ns &&
 	    a->expires == b->expires;
 }
 

@@ -40,7 +40,7 @@ save(const char *name, const void *p, size_t len)
 
 static void
 seed(const char *name, const char *tenant, const char *path,
-    int64_t mtime_ns, int64_t expires)
+    int64_t ctime_ns, int64_t expires)
 {
 	struct share_claim	 c;
 	uint8_t			 enc[SHARE_CLAIM_MAX];
@@ -54,7 +54,7 @@ seed(const char *name, const char *tenant, const char *path,
 	snprintf(c.path, sizeof(c.path), "%s", path);
 	c.ino = 1234567;
 	c.size = 4096;
-	c.mtime_ns = mtime_ns;
+	c.ctime_ns = ctime_ns;
 	c.expires = expires;
 	if (share_claim_encode(&c, enc, &len) == -1 ||
 	    share_token_make(&c, FUZZ_SHARE_NAME, tok, sizeof(tok)) == -1)

@@ -159,7 +159,10 @@ same_tenant(const struct tenant *a, const struct tenant *b)
 	    b->limits_name) != 0 || strcmp(a->limits->name,
 	    b->limits->name) != 0 || a->max_sandboxes != b->max_sandboxes ||
 	    a->max_requests != b->max_requests || a->npaths != b->npaths ||
-	    strcmp(a->runtime, b->runtime) != 0)
+	    strcmp(a->runtime, b->runtime) != 0 ||
+	    a->share_expiry_max != b->share_expiry_max ||
+	    a->share_downloads != b->share_downloads ||
+	    a->share_rate != b->share_rate)
 		return 0;
 	for (i = 0; i < a->npaths; i++)
 		if (strcmp(a->paths[i].path, b->paths[i].path) != 0 ||
@@ -246,6 +249,9 @@ same_policy(const struct policy *a, const struct policy *b)
 	    a->oauth.leeway != b->oauth.leeway ||
 	    !same_strings(a->oauth.scopes, a->oauth.nscopes, b->oauth.scopes,
 	    b->oauth.nscopes))
+		return 0;
+	if (strcmp(a->share_url, b->share_url) != 0 ||
+	    a->share_expiry != b->share_expiry)
 		return 0;
 	if (!same_strings(a->allow_hosts, a->nallow_hosts, b->allow_hosts,
 	    b->nallow_hosts) || !same_strings(a->allow_origins,
@@ -549,6 +555,9 @@ test_defaults(void)
 	    "default audit user");
 	ok(p->audit.excerpt == DEFAULT_AUDIT_EXCERPT,
 	    "default audit excerpt");
+	ok(p->share_url[0] == '\0' && p->share_expiry == 3600 &&
+	    DEFAULT_SHARE_EXPIRY == 3600,
+	    "no share url (the request's own origin), share expiry 1h");
 	ok(strcmp(p->path, "t.conf") == 0, "path kept");
 	crypto_hash_sha256(digest, (const unsigned char *)"", 0);
 	ok(memcmp(p->digest, digest, sizeof(digest)) == 0,
@@ -1071,6 +1080,225 @@ test_metrics(void)
 	fails("metrics alone", "metrics\n",
 	    "t.conf:1: syntax error, unexpected end of line, expecting "
 	    "\"tenant\" or \"token\"");
+}
+
+/*
+ * Download links: share url and share expiry, and a tenant's share max
+ * expiry, share downloads and share rate.
+ */
+static void
+test_share(void)
+{
+	struct policy		*p;
+	const struct tenant	*t;
+	char			*d;
+
+	p = loads("tenant share defaults", "tenant t {\n\tuid 1\n}\n");
+	if (p != NULL) {
+		t = policy_tenant(p, "t");
+		ok(t->share_expiry_max == 86400 && t->share_downloads == 4 &&
+		    t->share_rate == 1073741824ULL,
+		    "a tenant's links: 24h at most, 4 downloads at once, 1G a "
+		    "minute");
+		ok(DEFAULT_SHARE_EXPIRY_MAX == 86400 &&
+		    DEFAULT_SHARE_DOWNLOADS == 4 &&
+		    DEFAULT_SHARE_RATE == 1073741824ULL,
+		    "the DEFAULT_SHARE_* values are those");
+		d = dump_text(p);
+		ok(strstr(d, "share") == NULL,
+		    "no share statement, none in the dump");
+		free(d);
+	}
+	policy_free(p);
+
+	p = loads("every share statement",
+	    "share url \"HTTPS://MCP.Example.com/\"\n"
+	    "share expiry 90m\n"
+	    "tenant a {\n\tuid 1\n\tshare max expiry 168h\n"
+	    "\tshare downloads 0\n\tshare rate none\n}\n"
+	    "tenant b {\n\tuid 2\n\tshare rate 512M\n"
+	    "\tshare downloads 1024\n\tshare max expiry 60s\n}\n"
+	    "tenant c {\n\tuid 3\n\tshare max expiry 720h\n"
+	    "\tshare rate 1K\n}\n");
+	if (p == NULL)
+		return;
+	ok(strcmp(p->share_url, "https://mcp.example.com") == 0,
+	    "share url kept as an origin: lower case, no trailing slash");
+	ok(p->share_expiry == 5400, "share expiry in seconds");
+	t = policy_tenant(p, "a");
+	ok(t->share_expiry_max == 7 * 86400 && t->share_downloads == 0 &&
+	    t->share_rate == 0, "share max expiry 168h, share downloads 0 "
+	    "(no sharing), share rate none (no limit)");
+	t = policy_tenant(p, "b");
+	ok(t->share_expiry_max == 60 && t->share_downloads == 1024 &&
+	    t->share_rate == 512ULL << 20,
+	    "the lowest max expiry, the most downloads, a rate");
+	t = policy_tenant(p, "c");
+	ok(t->share_expiry_max == 30 * 86400 && t->share_rate == 1024,
+	    "the longest max expiry, the lowest rate");
+	d = dump_text(p);
+	ok(strstr(d, "share url \"https://mcp.example.com\"\n") != NULL &&
+	    strstr(d, "share expiry 90m\n") != NULL &&
+	    strstr(d, "\tshare max expiry 168h\n") != NULL &&
+	    strstr(d, "\tshare downloads 0\n") != NULL &&
+	    strstr(d, "\tshare rate none\n") != NULL &&
+	    strstr(d, "\tshare rate 512M\n") != NULL &&
+	    strstr(d, "\tshare max expiry 1m\n") != NULL, "share dump");
+	free(d);
+	round_trip("share", p);
+	policy_free(p);
+
+	p = loads("share url forms",
+	    "share url http://127.0.0.1:8080\nshare expiry 1m\n");
+	ok(p != NULL && strcmp(p->share_url, "http://127.0.0.1:8080") == 0 &&
+	    p->share_expiry == 60, "plain http on the loopback, a port");
+	policy_free(p);
+	p = loads("share url with the default port",
+	    "share url \"https://a.example:443\"\nshare expiry 720h\n");
+	ok(p != NULL && strcmp(p->share_url, "https://a.example") == 0 &&
+	    p->share_expiry == 30 * 86400, "the scheme's port left out");
+	policy_free(p);
+	p = loads("share url in IPv6", "share url \"https://[::1]:8443/\"\n");
+	ok(p != NULL && strcmp(p->share_url, "https://[::1]:8443") == 0,
+	    "an IPv6 host keeps its brackets");
+	policy_free(p);
+
+	p = loads("share expiry above a tenant's share max expiry",
+	    "share expiry 48h\n"
+	    "tenant t {\n\tuid 1\n\tshare max expiry 1h\n}\n");
+	ok(p != NULL && p->share_expiry == 48 * 3600 &&
+	    policy_tenant(p, "t")->share_expiry_max == 3600,
+	    "is no error: the tenant's maximum caps it");
+	policy_free(p);
+
+	p = loads("the defaults given",
+	    "share expiry 1h\n"
+	    "tenant t {\n\tuid 1\n\tshare max expiry 24h\n"
+	    "\tshare downloads 4\n\tshare rate 1G\n}\n");
+	if (p != NULL) {
+		d = dump_text(p);
+		ok(strstr(d, "share") == NULL,
+		    "share statements at their defaults are left out of "
+		    "the dump");
+		free(d);
+	}
+	policy_free(p);
+
+	p = loads("the share words as names",
+	    "tenant share {\n\tuid rate\n\tlimits expiry\n}\n"
+	    "limits expiry {\n}\n"
+	    "tenant url {\n\tuid downloads\n}\n"
+	    "listen on unix /s.sock tenant share\n");
+	ok(p != NULL && policy_tenant(p, "share") != NULL &&
+	    strcmp(policy_tenant(p, "share")->uids[0].name, "rate") == 0 &&
+	    policy_tenant(p, "share")->limits == policy_limits(p, "expiry") &&
+	    policy_tenant(p, "url") != NULL,
+	    "\"share\", \"url\", \"expiry\", \"downloads\" and \"rate\" "
+	    "still read as values");
+	if (p != NULL)
+		round_trip("the share words as names", p);
+	policy_free(p);
+
+	fails("share url off the loopback in plain http",
+	    "share url http://mcp.example.com\n",
+	    "t.conf:1: share url \"http://mcp.example.com\": https, or plain "
+	    "http on the loopback only");
+	fails("share url with a path; again after an error",
+	    "share url https://a.example/mcp\n"
+	    "share url https://a.example\n",
+	    "t.conf:1: share url \"https://a.example/mcp\": no path allowed: a "
+	    "scheme, a host and a port, as in https://mcp.example.com\n"
+	    "t.conf:2: share url given twice");
+	fails("share url with a query",
+	    "share url \"https://a.example?x=1\"\n",
+	    "t.conf:1: share url \"https://a.example?x=1\": no query (?) "
+	    "allowed");
+	fails("share url with a fragment",
+	    "share url \"https://a.example/#top\"\n",
+	    "t.conf:1: share url \"https://a.example/#top\": no fragment (#) "
+	    "allowed");
+	fails("share url with user information",
+	    "share url https://u@a.example\n",
+	    "t.conf:1: share url \"https://u@a.example\": no user information "
+	    "(@) allowed");
+	fails("share url with a double slash", "share url https://a.example//\n",
+	    "t.conf:1: share url \"https://a.example//\": no path allowed: a "
+	    "scheme, a host and a port, as in https://mcp.example.com");
+	fails("share url not a URL", "share url mcp.example.com\n",
+	    "t.conf:1: share url \"mcp.example.com\": not an http:// or "
+	    "https:// URL");
+	fails("share url empty", "share url \"\"\n",
+	    "t.conf:1: share url \"\": not an http:// or https:// URL");
+	fails("share url twice",
+	    "share url https://a.example\nshare url https://a.example\n",
+	    "t.conf:2: share url given twice");
+
+	fails("share expiry too short", "share expiry 59s\n",
+	    "t.conf:1: share expiry 59s: out of range (1m..720h)");
+	fails("share expiry too long", "share expiry 721h\n",
+	    "t.conf:1: share expiry 721h: out of range (1m..720h)");
+	fails("share expiry not whole seconds", "share expiry 60500ms\n",
+	    "t.conf:1: share expiry 60500ms: not whole seconds");
+	fails("share expiry not a duration", "share expiry soon\n",
+	    "t.conf:1: share expiry \"soon\": not a duration");
+	fails("share expiry in days, which durations do not have",
+	    "share expiry 7d\n",
+	    "t.conf:1: share expiry \"7d\": not a duration");
+	fails("share expiry twice", "share expiry 1h\nshare expiry 2h\n",
+	    "t.conf:2: share expiry given twice");
+
+	fails("share max expiry out of range",
+	    "tenant t {\n\tuid 1\n\tshare max expiry 30s\n}\n"
+	    "tenant u {\n\tuid 2\n\tshare max expiry 2592001\n}\n",
+	    "t.conf:3: share max expiry 30s: out of range (1m..720h)\n"
+	    "t.conf:7: share max expiry 2592001: out of range (1m..720h)");
+	fails("share max expiry not a duration",
+	    "tenant t {\n\tuid 1\n\tshare max expiry 7d\n}\n",
+	    "t.conf:3: share max expiry \"7d\": not a duration");
+	fails("share max expiry twice",
+	    "tenant t {\n\tuid 1\n\tshare max expiry 1h\n"
+	    "\tshare max expiry 2h\n}\n",
+	    "t.conf:4: share max expiry given twice");
+
+	fails("share downloads out of range",
+	    "tenant t {\n\tuid 1\n\tshare downloads 1025\n}\n",
+	    "t.conf:3: share downloads 1025: out of range (0..1024)");
+	fails("share downloads not a number",
+	    "tenant t {\n\tuid 1\n\tshare downloads many\n}\n",
+	    "t.conf:3: syntax error, unexpected string \"many\", "
+	    "expecting number");
+	fails("share downloads twice",
+	    "tenant t {\n\tuid 1\n\tshare downloads 1\n"
+	    "\tshare downloads 1\n}\n",
+	    "t.conf:4: share downloads given twice");
+
+	fails("share rate 0: none is the word for no limit",
+	    "tenant t {\n\tuid 1\n\tshare rate 0\n}\n",
+	    "t.conf:3: share rate 0: out of range (1K..1T, or none)");
+	fails("share rate out of range",
+	    "tenant t {\n\tuid 1\n\tshare rate 1023\n}\n"
+	    "tenant u {\n\tuid 2\n\tshare rate 2T\n}\n",
+	    "t.conf:3: share rate 1023: out of range (1K..1T, or none)\n"
+	    "t.conf:7: share rate 2T: out of range (1K..1T, or none)");
+	fails("share rate not a size",
+	    "tenant t {\n\tuid 1\n\tshare rate fast\n}\n",
+	    "t.conf:3: share rate \"fast\": not a size");
+	fails("share rate twice",
+	    "tenant t {\n\tuid 1\n\tshare rate none\n\tshare rate 1G\n}\n",
+	    "t.conf:4: share rate given twice");
+
+	fails("a tenant's share statement at the top level",
+	    "share downloads 4\n",
+	    "t.conf:1: syntax error, unexpected \"downloads\", expecting "
+	    "\"url\" or \"expiry\"");
+	fails("a global share statement in a tenant",
+	    "tenant t {\n\tuid 1\n\tshare url https://a.example\n}\n",
+	    "t.conf:3: syntax error, unexpected \"url\", expecting \"max\" "
+	    "or \"downloads\" or \"rate\"");
+	fails("share max without expiry",
+	    "tenant t {\n\tuid 1\n\tshare max 1h\n}\n",
+	    "t.conf:3: syntax error, unexpected string \"1h\", expecting "
+	    "\"expiry\"");
 }
 
 static void
@@ -2258,6 +2486,7 @@ main(void)
 	test_local_word();
 	test_metrics();
 	test_oauth();
+	test_share();
 	test_runtimes();
 	test_added_errors();
 	test_sandbox_settings();

@@ -345,6 +345,60 @@ test_metrics(void)
 	policy_free(cur);
 }
 
+/*
+ * Download links: a tenant's share statements change in place, as its
+ * maxima do, and share url and share expiry with them, no restart.
+ */
+#define SHARE_T(stmts) "tenant t {\n\tuid 5003\n" stmts "}\n"
+
+static void
+test_share(void)
+{
+	struct policy_changes	 ch;
+	struct policy		*cur;
+	struct tenant		*t;
+	char			 sum[256];
+	int			 rv;
+
+	cur = load("share url \"https://a.example\"\n"
+	    SHARE_T("\tshare downloads 2\n"));
+	t = policy_tenant(cur, "t");
+	rv = reload(cur, "share url \"https://b.example:8443/\"\n"
+	    "share expiry 2h\n"
+	    SHARE_T("\tshare downloads 8\n\tshare rate 64M\n"
+	    "\tshare max expiry 1h\n"),
+	    POLICY_MCPD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && policy_tenant(cur, "t") == t && t->share_downloads == 8 &&
+	    t->share_rate == 64ULL << 20 && t->share_expiry_max == 3600,
+	    "a tenant's share downloads, rate and max expiry change in place");
+	ok(strcmp(cur->share_url, "https://b.example:8443") == 0 &&
+	    cur->share_expiry == 7200, "share url and share expiry too");
+	ok(ch.tenants_changed == 1 && ch.share_changed && ch.ignored == 0 &&
+	    strstr(errbuf, "restart") == NULL &&
+	    strcmp(sum, "1 tenant changed, share settings changed") == 0,
+	    "summary: %s", sum);
+
+	rv = reload(cur, "share url \"https://b.example:8443\"\n"
+	    "share expiry 7200\n"
+	    SHARE_T("\tshare downloads 8\n\tshare rate 64M\n"
+	    "\tshare max expiry 60m\n"),
+	    POLICY_MCPD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && strcmp(sum, "nothing changed") == 0,
+	    "the same values written otherwise: %s", sum);
+
+	rv = reload(cur, SHARE_T("\tshare rate none\n\tshare downloads 0\n"),
+	    POLICY_MCPD | POLICY_SANDBOXD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && t->share_rate == 0 && t->share_downloads == 0 &&
+	    t->share_expiry_max == DEFAULT_SHARE_EXPIRY_MAX,
+	    "no rate limit, no sharing, the default max expiry");
+	ok(cur->share_url[0] == '\0' &&
+	    cur->share_expiry == DEFAULT_SHARE_EXPIRY,
+	    "share url and share expiry back to their defaults");
+	ok(ch.tenants_changed == 1 && ch.share_changed && ch.ignored == 0,
+	    "summary: %s", sum);
+	policy_free(cur);
+}
+
 static void
 test_resolve(void)
 {
@@ -396,6 +450,7 @@ main(void)
 	test_fixed();
 	test_metrics();
 	test_oauth();
+	test_share();
 	test_resolve();
 
 	(void)unlink("t.conf");

@@ -45,7 +45,7 @@ claim_of(const char *tenant, const char *sandbox, const char *path)
 	strcpy(c.path, path);
 	c.ino = 1234567;
 	c.size = 4096;
-	c.mtime_ns = 1699999999123456789LL;
+	c.ctime_ns = 1699999999123456789LL;
 	c.expires = NOW + HOUR;
 	return c;
 }
@@ -62,7 +62,7 @@ claim_eq(const struct share_claim *a, const struct share_claim *b)
 	return strcmp(a->tenant, b->tenant) == 0 &&
 	    strcmp(a->sandbox, b->sandbox) == 0 &&
 	    strcmp(a->path, b->path) == 0 && a->ino == b->ino &&
-	    a->size == b->size && a->mtime_ns == b->mtime_ns &&
+	    a->size == b->size && a->ctime_ns == b->ctime_ns &&
 	    a->expires == b->expires;
 }
 
@@ -136,7 +136,7 @@ test_round_trip(void)
 
 	c.ino = UINT64_MAX;
 	c.size = 0;
-	c.mtime_ns = -1;
+	c.ctime_ns = -1;
 	c.expires = INT64_MAX;
 	make(&c, NAME);
 	ok(share_token_open(tok, strlen(tok), NAME, NOW, &got) == SHARE_OK &&
@@ -568,7 +568,7 @@ enc_claim_n(struct enc *e, const char *tenant, size_t tlen,
 	enc_str(e, path, plen, 2);
 	enc_uint(e, c.ino, 8);
 	enc_uint(e, c.size, 8);
-	enc_uint(e, (uint64_t)c.mtime_ns, 8);
+	enc_uint(e, (uint64_t)c.ctime_ns, 8);
 	enc_uint(e, (uint64_t)c.expires, 8);
 }
 
