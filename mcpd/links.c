@@ -170,6 +170,11 @@ struct sharing {
 	uint64_t		 off;
 	crypto_hash_sha256_state sha;
 	uint8_t			*buf;
+	/* run_code's share: its result, to which the links are added. */
+	json_t			*content;
+	json_t			*result;
+	int			 failed;
+	size_t			 more;		/* files made past the first 16 */
 };
 
 static void	sharing_next(struct sharing *);
@@ -187,6 +192,8 @@ sharing_free(struct sharing *sh)
 		close(sh->fd);
 	for (i = 0; i < sh->nfiles; i++)
 		json_decref(sh->files[i].result);
+	json_decref(sh->content);
+	json_decref(sh->result);
 	free(sh->buf);
 	free(sh);
 }
@@ -349,6 +356,22 @@ sharing_opened(struct op *op)
 	event_active(sh->ev, EV_TIMEOUT, 0);
 }
 
+/* run_code's result as it was, and why no link is in it. */
+static void
+run_unshared(struct mcp_req *req, json_t *content, json_t *st, int failed,
+    const char *why)
+{
+	char	*text;
+
+	json_object_set_new(st, "links", json_array());
+	json_object_set_new(st, "links_error", json_string(why));
+	xasprintf(&text, "No links to the files: %s.", why);
+	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text",
+	    "text", text));
+	free(text);
+	tool_result(req, content, st, failed);
+}
+
 static void
 sharing_done(struct sharing *sh)
 {
@@ -375,6 +398,10 @@ sharing_done(struct sharing *sh)
 			    json_object_get(r, "error")));
 		json_array_append(files, r);
 	}
+	if (sh->more > 0)
+		evbuffer_add_printf(b, "%zu more files not shared: at most %d "
+		    "at once; use sandbox_share_file.\n", sh->more,
+		    LINK_FILES_MAX);
 	if (sh->nok > 0)
 		evbuffer_add_printf(b, "Anyone with a link can download the "
 		    "file until it expires, while the sandbox runs and the "
@@ -383,8 +410,16 @@ sharing_done(struct sharing *sh)
 	evbuffer_free(b);
 	req->cancel = NULL;
 	req->hctx = NULL;
-	tool_result(req, text_content(text), json_pack("{s:o}", "files",
-	    files), sh->nok == 0);
+	if (sh->result != NULL) {
+		/* run_code's result, with the links after it. */
+		json_object_set_new(sh->result, "links", files);
+		json_array_append_new(sh->content, json_pack("{s:s, s:s}",
+		    "type", "text", "text", text));
+		tool_result(req, json_incref(sh->content),
+		    json_incref(sh->result), sh->failed);
+	} else
+		tool_result(req, text_content(text), json_pack("{s:o}",
+		    "files", files), sh->nok == 0);
 	free(text);
 	sharing_free(sh);
 }
@@ -422,10 +457,14 @@ sharing_found(struct op *op)
 
 	sh->op = NULL;
 	if (op->final != IMSG_SBX_DONE || op->info.id[0] == '\0') {
-		op_tool_error(req, op, "sandbox_share_file");
-		op_free(op);
 		req->cancel = NULL;
 		req->hctx = NULL;
+		if (sh->result != NULL) {
+			run_unshared(req, json_incref(sh->content),
+			    json_incref(sh->result), sh->failed, op_error(op));
+		} else
+			op_tool_error(req, op, "sandbox_share_file");
+		op_free(op);
 		sharing_free(sh);
 		return;
 	}
@@ -477,6 +516,76 @@ share_path(const char *in, char *out, size_t outlen, char *why, size_t len)
 	return 0;
 }
 
+/*
+ * Checks that need no sandbox: a sharing of the tenant's, its links
+ * living ttl seconds, or NULL with why.
+ */
+static struct sharing *
+sharing_new(struct mcp_req *req, const char *sandbox, uint64_t ttl,
+    char *why, size_t len)
+{
+	const struct policy	*conf = mcpd_conf;
+	const struct tenant	*t = req->peer.tenant;
+	struct sharing		*sh;
+
+	if (mcp_stdio_mode) {
+		snprintf(why, len, "this mcpd serves one client on stdio and "
+		    "no HTTP, so it has nowhere to serve links from; read the "
+		    "file with sandbox_read_file, or copy it out with "
+		    "sandbox_download");
+		return NULL;
+	}
+	if (t->share_downloads == 0) {
+		snprintf(why, len, "the operator has not allowed this tenant "
+		    "to share files (\"share downloads\" in mcpd.conf)");
+		return NULL;
+	}
+	if (conf->share_url[0] == '\0' && req->peer.origin[0] == '\0') {
+		snprintf(why, len, "no address to make links with: set "
+		    "\"share url\" in mcpd.conf");
+		return NULL;
+	}
+	sh = xcalloc(1, sizeof(*sh));
+	sh->fd = -1;
+	sh->req = req;
+	sh->tenant = t;
+	str_copy(sh->sandbox, sandbox, sizeof(sh->sandbox));
+	sh->expires = (int64_t)time(NULL) + (int64_t)ttl;
+	str_copy(sh->base, conf->share_url[0] != '\0' ? conf->share_url :
+	    req->peer.origin, sizeof(sh->base));
+	return sh;
+}
+
+/* Off it goes: the sandbox's id first, then each file. */
+static int
+sharing_start(struct sharing *sh, const char **why)
+{
+	struct sbx_ref	 ref;
+	struct evbuffer	*b;
+
+	if ((sh->ev = event_new(links_base, -1, 0, sharing_hash_cb, sh)) ==
+	    NULL)
+		fatalx("cannot create a hashing event");
+	sh->buf = xmalloc(HASH_SLICE);
+	op_ref(&ref, sh->req, sh->sandbox);
+	b = evbuffer_new();
+	evbuffer_add(b, &ref, sizeof(ref));
+	sh->op = op_start(IMSG_SBX_STATUS, b, sharing_found, sh, why);
+	evbuffer_free(b);
+	if (sh->op == NULL)
+		return -1;
+	sh->req->hctx = sh;
+	sh->req->cancel = sharing_cancel;
+	return 0;
+}
+
+static uint64_t
+default_ttl(const struct tenant *t)
+{
+	return mcpd_conf->share_expiry < t->share_expiry_max ?
+	    mcpd_conf->share_expiry : t->share_expiry_max;
+}
+
 static const char *const share_args[] = {
 	"sandbox", "path", "paths", "expires_in", NULL,
 };
@@ -484,15 +593,12 @@ static const char *const share_args[] = {
 void
 t_share(struct mcp_req *req, json_t *jargs)
 {
-	const struct policy	*conf = mcpd_conf;
 	const struct tenant	*t = req->peer.tenant;
 	struct args		 a;
 	struct sharing		*sh;
-	struct sbx_ref		 ref;
-	struct evbuffer		*b;
 	const char		*sandbox, *path, *why;
 	json_t			*paths, *el;
-	uint64_t		 ttl, max;
+	uint64_t		 ttl;
 	size_t			 i;
 	char			 err[300];
 
@@ -501,47 +607,22 @@ t_share(struct mcp_req *req, json_t *jargs)
 	path = args_str(&a, "path", 0, INIT_PATH_MAX - 1);
 	paths = args_strings(&a, "paths", 0, LINK_FILES_MAX,
 	    INIT_PATH_MAX - 1);
-	max = t->share_expiry_max;
 	ttl = args_uint(&a, "expires_in", 1, POLICY_SHARE_EXPIRY_MAX,
-	    conf->share_expiry < max ? conf->share_expiry : max);
+	    default_ttl(t));
 	if (!args_failed(&a) && (path == NULL) == (paths == NULL ||
 	    json_array_size(paths) == 0))
 		snprintf(a.err, sizeof(a.err), "give 'path' or 'paths' (not "
 		    "both)");
-	if (!args_failed(&a) && ttl > max)
+	if (!args_failed(&a) && ttl > t->share_expiry_max)
 		snprintf(a.err, sizeof(a.err), "'expires_in' is at most %llu "
-		    "seconds for this tenant", (unsigned long long)max);
+		    "seconds for this tenant",
+		    (unsigned long long)t->share_expiry_max);
 	if (args_failed(&a)) {
 		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
 		return;
 	}
-	if (mcp_stdio_mode) {
-		mcp_tool_error(req, "sandbox_share_file: this mcpd serves one "
-		    "client on stdio and no HTTP, so it has nowhere to serve "
-		    "links from; read the file with sandbox_read_file, or "
-		    "copy it out with sandbox_download.");
-		return;
-	}
-	if (t->share_downloads == 0) {
-		mcp_tool_error(req, "sandbox_share_file: the operator has not "
-		    "allowed this tenant to share files (\"share downloads\" "
-		    "in mcpd.conf).");
-		return;
-	}
-	sh = xcalloc(1, sizeof(*sh));
-	sh->fd = -1;
-	sh->req = req;
-	sh->tenant = t;
-	str_copy(sh->sandbox, sandbox, sizeof(sh->sandbox));
-	sh->expires = (int64_t)time(NULL) + (int64_t)ttl;
-	if (conf->share_url[0] != '\0')
-		str_copy(sh->base, conf->share_url, sizeof(sh->base));
-	else
-		str_copy(sh->base, req->peer.origin, sizeof(sh->base));
-	if (sh->base[0] == '\0') {
-		sharing_free(sh);
-		mcp_tool_error(req, "sandbox_share_file: no address to make "
-		    "links with: set \"share url\" in mcpd.conf.");
+	if ((sh = sharing_new(req, sandbox, ttl, err, sizeof(err))) == NULL) {
+		mcp_tool_error(req, "sandbox_share_file: %s.", err);
 		return;
 	}
 	for (i = 0; i < (paths != NULL ? json_array_size(paths) : 1); i++) {
@@ -555,22 +636,60 @@ t_share(struct mcp_req *req, json_t *jargs)
 		}
 		sh->nfiles++;
 	}
-	if ((sh->ev = event_new(links_base, -1, 0, sharing_hash_cb, sh)) ==
-	    NULL)
-		fatalx("cannot create a hashing event");
-	sh->buf = xmalloc(HASH_SLICE);
-	op_ref(&ref, req, sandbox);
-	b = evbuffer_new();
-	evbuffer_add(b, &ref, sizeof(ref));
-	sh->op = op_start(IMSG_SBX_STATUS, b, sharing_found, sh, &why);
-	evbuffer_free(b);
-	if (sh->op == NULL) {
+	if (sharing_start(sh, &why) == -1) {
 		sharing_free(sh);
 		mcp_tool_error(req, "sandbox_share_file failed: %s.", why);
+	}
+}
+
+/*
+ * run_code with share: links to the files it made in the sandbox, added
+ * to its result (content and st, taken) as "links", before it is sent.
+ * A file that cannot be shared has its error there; the run's result
+ * stands whatever happens.
+ */
+void
+links_share_run(struct mcp_req *req, const char *sandbox, json_t *made,
+    json_t *content, json_t *st, int failed)
+{
+	struct sharing	*sh;
+	json_t		*e;
+	const char	*why;
+	size_t		 i;
+	char		 err[300];
+
+	if ((sh = sharing_new(req, sandbox, default_ttl(req->peer.tenant),
+	    err, sizeof(err))) == NULL) {
+		run_unshared(req, content, st, failed, err);
 		return;
 	}
-	req->hctx = sh;
-	req->cancel = sharing_cancel;
+	sh->content = content;
+	sh->result = st;
+	sh->failed = failed;
+	json_array_foreach(made, i, e) {
+		if (sh->nfiles == LINK_FILES_MAX) {
+			sh->more++;
+			continue;
+		}
+		if (share_path(json_string_value(json_object_get(e, "path")),
+		    sh->files[sh->nfiles].path,
+		    sizeof(sh->files[sh->nfiles].path), err,
+		    sizeof(err)) == -1) {
+			sh->more++;
+			continue;
+		}
+		sh->nfiles++;
+	}
+	if (sh->nfiles == 0) {
+		sh->cur = 0;
+		sharing_done(sh);
+		return;
+	}
+	if (sharing_start(sh, &why) == -1) {
+		sh->content = sh->result = NULL;
+		sharing_free(sh);
+		run_unshared(req, content, st, failed, why);
+	}
 }
 
 /* --- /files/<token>/<name> --------------------------------------------- */

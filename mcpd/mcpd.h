@@ -134,6 +134,9 @@ void		 links_init(struct event_base *);
 void		 links_reload(void);		/* SIGHUP: a fresh key */
 int		 links_path(const char *);	/* /files/... */
 void		 links_serve(struct http_req *);
+/* run_code's share: its result sent once the files it made are shared. */
+void		 links_share_run(struct mcp_req *, const char *, json_t *,
+		    json_t *, json_t *, int);
 
 /* audit.c */
 struct conn;

@@ -113,7 +113,10 @@ static const char in_run_code[] =
     "run in (see list_languages); default: the language's.\"},"
     "\"background\":{\"type\":\"boolean\",\"description\":\"Return at "
     "once with a task to poll instead of waiting (clients with MCP "
-    "tasks support).\"}},"
+    "tasks support).\"},"
+    "\"share\":{\"type\":\"boolean\",\"description\":\"With "
+    "sandbox: return download links to the files the run made, as "
+    "sandbox_share_file would.\"}},"
     "\"required\":[\"language\",\"code\"],\"additionalProperties\":false}";
 
 static const char out_run_code[] =
@@ -125,7 +128,11 @@ static const char out_run_code[] =
     "/workspace the run made or changed; pictures among them come back "
     "as images.\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"}}}},"
-    "\"sandbox\":{\"type\":[\"string\",\"null\"]}},"
+    "\"sandbox\":{\"type\":[\"string\",\"null\"]},"
+    "\"links\":{\"type\":\"array\",\"description\":\"With share: "
+    "per file made, its download link (as sandbox_share_file gives) or "
+    "why none.\",\"items\":{\"type\":\"object\"}},"
+    "\"links_error\":{\"type\":\"string\"}},"
     "\"required\":[\"exit_code\",\"timed_out\",\"stdout\",\"stderr\"]}";
 
 static const char in_create[] =

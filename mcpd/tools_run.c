@@ -92,6 +92,7 @@ struct run {
 	struct mcp_req		*req;
 	struct op		*op;
 	int			 exec;		/* sandbox_exec, not run_code */
+	int			 share;		/* run_code: links to its files */
 	const char		*language;	/* run_code: the policy's name */
 	const char		*result;	/* of the last to end, counted */
 	char			 sandbox[SBX_NAME_MAX];
@@ -424,7 +425,8 @@ run_code_done(struct op *op)
 	struct evbuffer	*b;
 	json_t		*st, *content, *pictures;
 	char		*text;
-	int		 failed;
+	char		 sandbox[SBX_NAME_MAX];
+	int		 failed, share;
 
 	r->op = NULL;
 	run_flush(r);
@@ -462,14 +464,21 @@ run_code_done(struct op *op)
 		logs_changed(req, r->sandbox);
 	op_free(op);
 	req->cancel = NULL;
+	share = r->share && json_array_size(json_object_get(st,
+	    "files_created")) > 0;
+	str_copy(sandbox, r->sandbox, sizeof(sandbox));
 	run_free(r);
-	tool_result(req, content, st, failed);
+	if (share)
+		links_share_run(req, sandbox, json_object_get(st,
+		    "files_created"), content, st, failed);
+	else
+		tool_result(req, content, st, failed);
 	free(text);
 }
 
 static const char *const run_code_args[] = {
 	"language", "code", "files", "stdin", "args", "env", "timeout",
-	"sandbox", "image", "background", NULL,
+	"sandbox", "image", "background", "share", NULL,
 };
 
 /* files: [{path, content, encoding}] into the request. */
@@ -552,6 +561,7 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 	const char		*k;
 	uint64_t		 timeout;
 	struct run		*r;
+	int			 share;
 
 	args_init(&a, jargs, run_code_args);
 	language = args_str(&a, "language", 1, 63);
@@ -563,6 +573,10 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 	sandbox = args_sandbox(&a, 0);
 	image = args_str(&a, "image", 0, 63);
 	(void)args_bool(&a, "background", 0);
+	share = args_bool(&a, "share", 0);
+	if (!args_failed(&a) && share && sandbox == NULL)
+		snprintf(a.err, sizeof(a.err), "'share' needs a 'sandbox': a "
+		    "one-shot run's files are gone when it ends");
 	if (!args_failed(&a) && image != NULL && sandbox != NULL)
 		snprintf(a.err, sizeof(a.err), "give 'image' or 'sandbox', "
 		    "not both: a sandbox keeps the image it was made from");
@@ -608,6 +622,7 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 	r = run_new(req, 0);
 	r->language = lang->name;
 	r->timeout = timeout;
+	r->share = share;
 	if (sandbox != NULL)
 		str_copy(r->sandbox, sandbox, sizeof(r->sandbox));
 	r->op = op_start(IMSG_SBX_RUN, b, run_code_done, r, &why);

@@ -138,6 +138,20 @@ check "a link longer than the tenant's share max expiry is refused" \
     eval '[ $RC = 2 ] && grep -q "at most 120 seconds" "$T/r.json"' ||
     diag_file "$T/r.json"
 
+tool "$TA" run_code '{"language": "python", "sandbox": "docs", "share": true,
+    "code": "open(\"out.csv\", \"w\").write(\"a,b\\n1,2\\n\"); print(42)"}'
+CSV=$(J 'd["links"][0]["url"]')
+check "run_code with share returns a link to the file it made, beside its output" \
+    eval '[ $RC = 0 ] && [ "$(J "d[\"stdout\"]")" = 42 ] &&
+    [ "$(J "d[\"links\"][0][\"path\"]")" = out.csv ]' || diag_file "$T/r.json"
+get "$CSV"
+check "and the link downloads it" \
+    eval '[ "$ST" = 200 ] && [ "$(head -n 1 "$T/body")" = a,b ] &&
+    [ "$(hdr content-type)" = text/csv ]'
+tool "$TA" run_code '{"language": "python", "share": true, "code": "print(1)"}'
+check "share on a one-shot run is refused: its files end with it" \
+    eval '[ $RC = 2 ] && grep -q "needs a .sandbox." "$T/r.json"'
+
 # --- Serving -----------------------------------------------------------
 START=$(date +%s.%N)
 get "$BIG"

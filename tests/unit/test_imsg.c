@@ -261,6 +261,43 @@ test_fd_refused(void)
 	close(sv[1]);
 }
 
+/* IMSGBUF_FDSEND: sandboxd hands mcpd files and takes none back. */
+static void
+test_fd_send_only(void)
+{
+	struct imsgbuf	 a, b;
+	struct imsg	 m;
+	int		 sv[2], p[2], fd, r;
+	char		 c = 0;
+
+	pair(sv, 1);
+	imsgbuf_init(&a, sv[0], 4096, IMSGBUF_FDSEND);
+	imsgbuf_init(&b, sv[1], 4096, IMSGBUF_FDPASS);
+	if (pipe(p) == -1)
+		exit(2);
+	raw_write(p[1], "z", 1);
+	close(p[1]);
+	ok(imsg_compose(&a, 7, 1, p[0], "x", 1) == 0 &&
+	    imsgbuf_flush(&a) == 0, "a send-only channel sends an fd");
+	r = recv_one(&b, &m) == 0 && (fd = imsg_take_fd(&m)) != -1 &&
+	    read(fd, &c, 1) == 1 && c == 'z';
+	ok(r, "and it arrives with its frame");
+	if (r)
+		close(fd);
+	imsg_free(&m);
+	if (pipe(p) == -1)
+		exit(2);
+	close(p[1]);
+	imsg_compose(&b, 8, 2, p[0], "y", 1);
+	imsgbuf_flush(&b);
+	r = imsgbuf_read(&a) == -1 && errno == EBADMSG && a.nrfds == 0;
+	ok(r, "an fd sent to a send-only channel is refused (%s)", a.err);
+	imsgbuf_clear(&a);
+	imsgbuf_clear(&b);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* Send bytes with an fd attached, bypassing imsg (a misbehaving peer). */
 static void
 raw_send_fd(int s, const void *buf, size_t len, int fd)
@@ -655,6 +692,7 @@ main(void)
 	test_many_in_one_read();
 	test_fd_passing();
 	test_fd_refused();
+	test_fd_send_only();
 	test_fd_stray();
 	test_maxsize();
 	test_garbage();

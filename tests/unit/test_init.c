@@ -1558,6 +1558,89 @@ test_read(struct sbx *sb)
 	    &bigframe) == 0 && d.error == ENOENT, "read: a missing file: ENOENT");
 }
 
+/*
+ * OPEN: the errno, and with 0 the descriptor in *fd and DONE in *d; -1
+ * when no answer came.  An fd on a refusal fails the test.
+ */
+static int
+do_open(struct sbx *sb, const char *path, int *fd, struct init_done *d)
+{
+	struct imsg	 m;
+	uint32_t	 id = nextid++;
+	int		 r;
+
+	*fd = -1;
+	memset(d, 0, sizeof(*d));
+	if (send_file(sb, IMSG_INIT_OPEN, id, 0, 0, 0, path) == -1 ||
+	    sbx_wait(sb, IMSG_INIT_DONE, id, &m, WAIT_MS) == -1)
+		return -1;
+	*fd = imsg_take_fd(&m);
+	r = proto_payload(m.data, m.datalen, d, sizeof(*d));
+	imsg_free(&m);
+	if (r == -1 || (d->error != 0) == (*fd != -1)) {
+		if (*fd != -1)
+			close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	return d->error;
+}
+
+/* The file a download link serves: opened in here, handed out. */
+static void
+test_open(struct sbx *sb)
+{
+	struct init_done	 d;
+	struct stat		 st, fst;
+	char			 p[PATH_MAX], buf[16];
+	int			 fd;
+
+	put_file("o.txt", "hello", 0600);
+	path_join(p, ws, "o.txt");
+	stat(p, &st);
+	ok(do_open(sb, "o.txt", &fd, &d) == 0 && fd != -1 &&
+	    fstat(fd, &fst) == 0 && fst.st_ino == st.st_ino &&
+	    fst.st_dev == st.st_dev && d.size == 5 &&
+	    d.mode == st.st_mode && pread(fd, buf, sizeof(buf), 0) == 5 &&
+	    memcmp(buf, "hello", 5) == 0,
+	    "open: a regular file comes back as its descriptor, DONE with "
+	    "its size and mode");
+	ok(fd == -1 || (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY,
+	    "open: the descriptor is read-only");
+	if (fd != -1)
+		close(fd);
+	path_join(p, ws, "osub");
+	if (mkdir(p, 0755) == -1)
+		die(p);
+	put_file("osub/in.txt", "x", 0644);
+	plant("o.txt", "olink");
+	plant("osub", "odir");
+	plant("/etc/passwd", "oabs");
+	ok(do_open(sb, "olink", &fd, &d) == ELOOP,
+	    "open: a symlink within the workspace is refused (ELOOP)");
+	ok(do_open(sb, "odir/in.txt", &fd, &d) == ELOOP,
+	    "open: a symlink on the way is refused (ELOOP)");
+	ok(do_open(sb, "oabs", &fd, &d) == ELOOP,
+	    "open: a symlink to /etc/passwd is refused, no fd");
+	ok(do_open(sb, "osub/in.txt", &fd, &d) == 0 && fd != -1,
+	    "open: a file in a subdirectory opens");
+	if (fd != -1)
+		close(fd);
+	ok(do_open(sb, "../o.txt", &fd, &d) == EXDEV,
+	    "open: .. out of the workspace is refused (EXDEV)");
+	ok(do_open(sb, "/etc/passwd", &fd, &d) == EINVAL,
+	    "open: an absolute path is refused (EINVAL)");
+	ok(do_open(sb, "osub", &fd, &d) == EISDIR,
+	    "open: a directory is refused (EISDIR)");
+	path_join(p, ws, "ofifo");
+	if (mkfifo(p, 0644) == -1)
+		die(p);
+	ok(do_open(sb, "ofifo", &fd, &d) == EINVAL && alive(sb),
+	    "open: a FIFO is refused at once, init not stalled");
+	ok(do_open(sb, "missing", &fd, &d) == ENOENT,
+	    "open: a missing file is ENOENT");
+}
+
 static void
 test_list(struct sbx *sb)
 {
@@ -2219,6 +2302,7 @@ test_no_openat2(void)
 	job_close(&j);
 	test_write(&sb);
 	test_read(&sb);
+	test_open(&sb);
 	test_list(&sb);
 	test_list_deep(&sb);
 	test_delete(&sb);
@@ -2292,6 +2376,7 @@ main(int argc, char *argv[])
 	test_exec_concurrent(&sb);
 	test_write(&sb);
 	test_read(&sb);
+	test_open(&sb);
 	test_list(&sb);
 	test_list_deep(&sb);
 	test_delete(&sb);
