@@ -334,12 +334,13 @@ static void
 sharing_opened(struct op *op)
 {
 	struct sharing	*sh = op->arg;
-	const char	*err;
+	char		 err[SBX_MSG_MAX];
 
 	sh->op = NULL;
 	if (op->final != IMSG_SBX_DONE || op->fd == -1) {
-		err = op->final == IMSG_SBX_DONE ? "the sandbox service "
-		    "sent no file" : op_error(op);
+		/* The op's words, before it goes. */
+		str_copy(err, op->final == IMSG_SBX_DONE ? "the sandbox "
+		    "service sent no file" : op_error(op), sizeof(err));
 		op_free(op);
 		sharing_file_error(sh, "%s", err);
 		return;
@@ -719,16 +720,18 @@ refusal_record(const char *peer, const struct share_claim *c,
 	static unsigned int	 count, dropped;
 	struct audit_body	 b;
 	uint64_t		 now = mono_ms() / 1000;
+	unsigned int		 n;
 	char			 msg[64], pv[96];
 
 	if (now != second) {
-		if (dropped > 0) {
-			snprintf(msg, sizeof(msg), "%u more refusals not "
-			    "recorded one by one", dropped);
-			refusal_record("many", NULL, msg);
-		}
+		n = dropped;
 		second = now;
 		count = dropped = 0;
+		if (n > 0) {
+			snprintf(msg, sizeof(msg), "%u more refusals not "
+			    "recorded one by one", n);
+			refusal_record("many", NULL, msg);
+		}
 	}
 	if (count++ >= REFUSALS_PER_S) {
 		dropped++;
@@ -969,6 +972,7 @@ download_opened(struct op *op)
 	const char	*name = base_name(d->c.path), *mime;
 	char		 etag[80], *extra;
 	const char	*ir;
+	uint64_t	 len;
 	int		 rv, code = 200;
 
 	d->op = NULL;
@@ -1055,15 +1059,16 @@ download_opened(struct op *op)
 	mime = mime_guess(name);
 	d->head = strcmp(r->method, "HEAD") == 0;
 	crypto_hash_sha256_init(&d->sha);
-	if (d->head || d->end == d->off) {
+	len = d->end - d->off;
+	if (d->head || len == 0) {
+		/* Nothing to send: recorded, and done with, now. */
 		download_record(d, "ok");
 		r->data = NULL;
 		r->gone = NULL;
 		download_free(d);
 	}
 	http_body_start(r, code, mime != NULL ? mime :
-	    "application/octet-stream", extra, d->end - d->off,
-	    download_pull);
+	    "application/octet-stream", extra, len, download_pull);
 	free(extra);
 }
 

@@ -224,6 +224,17 @@ get "$URL/files/$TOKEN/small.txt?x=1"
 check "a query string is 404" test "$ST" = 404
 get "$URL/files/$TOKEN"
 check "no name is 404" test "$ST" = 404
+BAD=$URL/files/$(flip 20)/small.txt
+BURST=
+for i in $(seq 40); do
+	curl -s -o /dev/null "$BAD" &
+	BURST="$BURST $!"
+done
+wait $BURST
+sleep 1.1
+get "$URL/files/$(flip 21)/small.txt"
+check "a burst of 40 bad links is recorded ten a second, the rest counted" \
+    eval '[ "$ST" = 404 ] && wait_log "$T/mcpd.log" "more refusals not recorded one by one"' 
 
 tool "$TA" sandbox_share_file '{"sandbox": "docs", "paths": ["keep.txt",
     "victim.txt", "gone.txt", "mv.txt", "touched.txt", "same.txt"],
@@ -312,6 +323,22 @@ NEW=$(J 'd["files"][0]["url"]')
 get "$NEW"
 check "a link made after SIGHUP opens, with another token" \
     eval '[ "$ST" = 200 ] && [ "$NEW" != "$SMALL" ]'
+
+# The operator takes sharing away from alice: her links stop at once.
+sed -i 's/share downloads 2/share downloads 0/' "$CONF"
+kill -HUP "${PID[mcpd]}"
+check "mcpd reloaded again" \
+    wait_for 10 eval '[ "$(grep -c "reloaded" "$T/mcpd.log")" -ge 2 ]'
+get "$SMALL"
+check "with share downloads 0 her links are refused (410)" \
+    eval '[ "$ST" = 410 ] && grep -q "no longer served" "$T/body"'
+tool "$TA" sandbox_share_file '{"sandbox": "docs", "path": "small.txt"}'
+check "and she can share nothing more" \
+    eval '[ $RC = 2 ] && grep -q "not allowed this tenant" "$T/r.json"'
+sed -i 's/share downloads 0/share downloads 2/' "$CONF"
+kill -HUP "${PID[mcpd]}"
+check "given back, the same link works again" \
+    wait_for 10 eval 'get "$SMALL"; [ "$ST" = 200 ]'
 
 tool "$TA" sandbox_stop '{"sandbox": "docs"}'
 get "$SMALL"
