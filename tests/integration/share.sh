@@ -32,6 +32,20 @@ TC=share-carol-$$
 trap cleanup_bg EXIT
 
 hash_of() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
+# Under gVisor a file lives in its own kernel: no descriptor can leave.
+# A tenant of runsc's, where scripts/runsc.sh finds one, is told so.
+TD=share-dave-$$
+GV=
+if RUNSC=$(sh "$TOP/scripts/runsc.sh" 2> "$T/runsc.err"); then
+	GV="runtime gvisor {
+	path \"$RUNSC\"
+	kind runsc
+}
+tenant dave {
+	token \"sha256:$(hash_of "$TD")\"
+	runtime gvisor
+}"
+fi
 cat > "$CONF" <<EOF
 user "$MU"
 run directory "$RUN"
@@ -60,6 +74,7 @@ tenant carol {
 	share rate 6M
 	share max expiry 2m
 }
+$GV
 audit {
 	user "$AU"
 }
@@ -151,6 +166,18 @@ check "and the link downloads it" \
 tool "$TA" run_code '{"language": "python", "share": true, "code": "print(1)"}'
 check "share on a one-shot run is refused: its files end with it" \
     eval '[ $RC = 2 ] && grep -q "needs a .sandbox." "$T/r.json"'
+
+if [ -n "$GV" ]; then
+	tool "$TD" sandbox_create '{"name": "g"}'
+	tool "$TD" sandbox_exec '{"sandbox": "g", "command": "echo x > x.txt"}'
+	tool "$TD" sandbox_share_file '{"sandbox": "g", "path": "x.txt"}'
+	check "a sandbox under runsc cannot share: its files are gVisor's" \
+	    eval '[ $RC = 2 ] && grep -q "in its own kernel" "$T/r.json"' ||
+	    diag_file "$T/r.json"
+	tool "$TD" sandbox_stop '{"sandbox": "g"}'
+else
+	ok "runsc refuses to share # SKIP $(tail -n 1 "$T/runsc.err")"
+fi
 
 # --- Serving -----------------------------------------------------------
 START=$(date +%s.%N)
