@@ -1063,20 +1063,33 @@ reply_head(struct http_conn *c, int code, const char *type,
 	    c->keepalive ? "keep-alive" : "close");
 }
 
-void
-http_reply(struct http_req *req, int code, const char *type,
-    const char *extra, const void *body, size_t len)
+/* The head of a reply of len bytes: its connection, or NULL (freed). */
+static struct http_conn *
+reply_sized(struct http_req *req, int code, const char *type,
+    const char *extra, uint64_t len)
 {
 	struct http_conn	*c = req->conn;
 	char			 framing[64];
 
 	if (c == NULL) {
 		req_free(req);
-		return;
+		return NULL;
 	}
 	req->responding = 1;
-	snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", len);
+	snprintf(framing, sizeof(framing), "Content-Length: %llu\r\n",
+	    (unsigned long long)len);
 	reply_head(c, code, type, extra, framing);
+	return c;
+}
+
+void
+http_reply(struct http_req *req, int code, const char *type,
+    const char *extra, const void *body, size_t len)
+{
+	struct http_conn	*c;
+
+	if ((c = reply_sized(req, code, type, extra, len)) == NULL)
+		return;
 	/* A HEAD response has the length a GET's body would, and no body. */
 	if (len > 0 && strcmp(req->method, "HEAD") != 0)
 		evbuffer_add(bufferevent_get_output(c->bev), body, len);
@@ -1157,17 +1170,10 @@ void
 http_body_start(struct http_req *req, int code, const char *type,
     const char *extra, uint64_t len, void (*pull)(struct http_req *, size_t))
 {
-	struct http_conn	*c = req->conn;
-	char			 framing[64];
+	struct http_conn	*c;
 
-	if (c == NULL) {
-		req_free(req);
+	if ((c = reply_sized(req, code, type, extra, len)) == NULL)
 		return;
-	}
-	req->responding = 1;
-	snprintf(framing, sizeof(framing), "Content-Length: %llu\r\n",
-	    (unsigned long long)len);
-	reply_head(c, code, type, extra, framing);
 	if (len == 0 || strcmp(req->method, "HEAD") == 0) {
 		c->finishing = 1;
 		return;		/* the head is queued: the write callback */

@@ -300,24 +300,43 @@ file_data(struct imsg *imsg)
 		op_finish(op);
 }
 
+/*
+ * A regular file beneath the workspace, to read, with its stat; or -1
+ * with *error set (unless it was already, when nothing is tried).
+ * O_NONBLOCK: a FIFO planted under its name must not stall us.
+ */
+static int
+open_regular(const char *path, int oflags, uint64_t resolve,
+    struct stat *st, int *error)
+{
+	int	 fd;
+
+	if (*error != 0)
+		return -1;
+	if ((fd = ws_openat(wsfd, path, O_RDONLY | O_NONBLOCK | oflags, 0,
+	    resolve)) == -1) {
+		*error = errno;
+		return -1;
+	}
+	if (fstat(fd, st) == -1)
+		*error = errno;
+	else if (!S_ISREG(st->st_mode))
+		*error = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
+	else
+		return fd;
+	close(fd);
+	return -1;
+}
+
 static void
 file_read(uint32_t id, const struct init_file *f, const char *path,
     int error)
 {
 	struct op	*op;
 	struct stat	 st;
-	int		 fd = -1;
+	int		 fd;
 
-	if (error == 0 && (fd = ws_openat(wsfd, path, O_RDONLY | O_NONBLOCK,
-	    0, 0)) == -1)
-		error = errno;
-	if (fd != -1 && fstat(fd, &st) == -1)
-		error = errno;
-	else if (fd != -1 && !S_ISREG(st.st_mode))
-		error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-	if (error != 0) {
-		if (fd != -1)
-			close(fd);
+	if ((fd = open_regular(path, 0, 0, &st, &error)) == -1) {
 		file_done(id, error, 0, 0, NULL);
 		return;
 	}
@@ -329,8 +348,7 @@ file_read(uint32_t id, const struct init_file *f, const char *path,
 
 /*
  * A file for a download link, handed over open: a regular file reached
- * without a symlink anywhere on its way, opened O_NONBLOCK so that a
- * FIFO planted under its name cannot stall us.  Answered at once; the
+ * without a symlink anywhere on its way.  Answered at once; the
  * descriptor leaves with the DONE and is closed here once sent.
  */
 static void
@@ -339,18 +357,10 @@ file_open(uint32_t id, const char *path, int error)
 	struct init_done	 d;
 	struct stat		 st;
 	struct iovec		 iov;
-	int			 fd = -1;
+	int			 fd;
 
-	if (error == 0 && (fd = ws_openat(wsfd, path, O_RDONLY | O_NONBLOCK |
-	    O_NOFOLLOW, 0, RESOLVE_NO_SYMLINKS)) == -1)
-		error = errno;
-	if (fd != -1 && fstat(fd, &st) == -1)
-		error = errno;
-	else if (fd != -1 && !S_ISREG(st.st_mode))
-		error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-	if (error != 0) {
-		if (fd != -1)
-			close(fd);
+	if ((fd = open_regular(path, O_NOFOLLOW, RESOLVE_NO_SYMLINKS, &st,
+	    &error)) == -1) {
 		file_done(id, error, 0, 0, NULL);
 		return;
 	}
