@@ -37,6 +37,16 @@ check "a persistent sandbox \"keep\" ($KEEP)" grep -qE '^[0-9a-f]{32}$' <<< "$KE
 echo "$KEEP" > "$STATE/keep"
 mcp sandbox_write_file '{"sandbox":"keep","path":"notes/kept.txt","content":"kept across a kill and a reboot"}'
 check "with a file in its workspace" eval '[ "$(sc "s.get(\"bytes\")")" = 31 ]'
+# A download link, from the socket-activated mcpd under its unit's
+# sandboxing: the file comes from sandbox-init as a descriptor.
+mcp sandbox_share_file '{"sandbox":"keep","path":"notes/kept.txt"}'
+LINK=$(sc 's["files"][0].get("url", "")')
+code=$(curl -s -m 60 -o "$T/link.body" -w '%{http_code}' "$LINK")
+check "a download link of the installed mcpd serves the file (status $code)" \
+    eval '[ "$code" = 200 ] &&
+    [ "$(cat "$T/link.body")" = "kept across a kill and a reboot" ]' ||
+    diag "$(brief)"
+echo "$LINK" > "$STATE/link"
 # Runs in flight: two one-shot runs and an exec in the sandbox, each
 # answer kept in a directory of its own.
 inflight() {	# inflight NAME TOOL ARGS

@@ -26,6 +26,10 @@ if suite_up; then
 	check "and its programs see it" \
 	    test "$(sc 's["results"][0]["stdout"]')" = "kept across a kill and a reboot"
 	check "mcpd was started by that connection" systemctl is-active -q mcpd.service
+	link=$(cat "$STATE/link" 2>/dev/null)
+	code=$(curl -s -m 60 -o /dev/null -w '%{http_code}' "${link:-$URL}")
+	check "the first boot's download link is dead: its key died with mcpd ($code)" \
+	    test -n "$link" -a "$code" = 404
 
 	# The audit chain: the records of the first boot, and a checkpoint the
 	# journal kept from it.
