@@ -35,6 +35,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mcpd.h"
+#include "metrics.h"
 #include "mime.h"
 #include "policy.h"
 #include "proto.h"
@@ -290,6 +291,7 @@ sharing_link(struct sharing *sh)
 	    "expires", when);
 	free(u);
 	sharing_record(sh, f, hexsum);
+	metrics_link_made();
 	log_info("share tenant=%s sandbox=%s path_bytes=%zu size=%lld",
 	    sh->tenant->name, sh->id, strlen(f->path),
 	    (long long)st.st_size);
@@ -755,6 +757,7 @@ refuse(struct http_req *r, int code, const char *extra,
     const struct share_claim *c, const char *reason, const char *text)
 {
 	refusal_record(r->peer, c, reason);
+	metrics_download(MX_DL_REFUSED, 0);
 	http_reply(r, code, "text/plain; charset=utf-8", extra, text,
 	    strlen(text));
 }
@@ -805,6 +808,7 @@ download_record(struct download *d, const char *outcome)
 	audit_body_u64(&b, "size", d->c.size);
 	maudit_send(AEV_FILE_DOWNLOAD, whole ? AOC_OK : AOC_FAILED,
 	    d->c.tenant, d->c.sandbox, &b);
+	metrics_download(whole ? MX_DL_OK : MX_DL_CUT, d->sent);
 	audit_body_free(&b);
 	log_info("download tenant=%s sandbox=%s peer=%s bytes=%llu%s%s",
 	    d->c.tenant, d->c.sandbox, d->peer,

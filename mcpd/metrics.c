@@ -105,7 +105,14 @@ static struct {
 	int		 sbx_up;
 	int		 sbx_chain;
 	int		 aud_up;
+	uint64_t	 links;
+	uint64_t	 downloads[MX_DL_NOUTCOMES];
+	uint64_t	 download_bytes;
 } mx;
+
+static const char *const downloads[MX_DL_NOUTCOMES] = {
+	"ok", "cut", "refused",
+};
 
 /* --- Counting -------------------------------------------------------- */
 
@@ -190,6 +197,20 @@ metrics_http_status(int code)
 		return;
 	mx.codes[mx.ncodes] = code;
 	mx.code_n[mx.ncodes++] = 1;
+}
+
+void
+metrics_link_made(void)
+{
+	mx.links++;
+}
+
+void
+metrics_download(enum mx_download how, uint64_t bytes)
+{
+	if (how < MX_DL_NOUTCOMES)
+		mx.downloads[how]++;
+	mx.download_bytes += bytes;
 }
 
 /* The name's entry; "other" for no name, or once the table is full. */
@@ -518,6 +539,22 @@ render_errors(struct evbuffer *b)
 		    mx.auth[i]);
 }
 
+static void
+render_links(struct evbuffer *b)
+{
+	size_t	 i;
+
+	one(b, "mcpd_links_made_total", "counter", "Download links made by "
+	    "sandbox_share_file and run_code's share.", mx.links);
+	family(b, "mcpd_downloads_total", "counter", "Requests for download "
+	    "links, by outcome: ok, cut (begun, not finished) or refused.");
+	for (i = 0; i < MX_DL_NOUTCOMES; i++)
+		labelled(b, "mcpd_downloads_total", "outcome", downloads[i],
+		    mx.downloads[i]);
+	one(b, "mcpd_download_bytes_total", "counter", "Bytes of files sent "
+	    "for download links.", mx.download_bytes);
+}
+
 /* mcpd's own records, and sandboxd's if it answered. */
 static void
 render_audit(struct evbuffer *b, const struct mx_gauges *g,
@@ -606,6 +643,7 @@ metrics_render(struct evbuffer *b, const struct mx_gauges *g,
 	render_tools(b);
 	render_runs(b);
 	render_errors(b);
+	render_links(b);
 	render_audit(b, g, s);
 	if (s != NULL)
 		render_sandboxd(b, s);

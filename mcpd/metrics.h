@@ -52,6 +52,14 @@ enum mx_auth {
 	MX_AUTH_NREASONS
 };
 
+/* How a download of a link ended, for mcpd_downloads_total. */
+enum mx_download {
+	MX_DL_OK,		/* every byte asked for sent */
+	MX_DL_CUT,		/* begun, not finished: client gone, file changed */
+	MX_DL_REFUSED,		/* no byte of the file sent */
+	MX_DL_NOUTCOMES
+};
+
 /* mcpd's own audit records, for mcpd_audit_records_*{sender="mcpd"}. */
 struct mx_audit {
 	uint64_t	 sent;
@@ -80,6 +88,9 @@ void		 metrics_sbx_error(uint32_t);
 void		 metrics_auth_failure(enum mx_auth);
 const char	*metrics_auth_name(enum mx_auth);
 void		 metrics_http_status(int);
+/* Download links: one made, and a download over with the bytes sent. */
+void		 metrics_link_made(void);
+void		 metrics_download(enum mx_download, uint64_t);
 /*
  * A tools/call answered: its tool (a name from the tool table, else
  * counted as "other"), how it ended, as maudit_tool_call() says, and how

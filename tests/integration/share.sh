@@ -59,6 +59,7 @@ limits big {
 	disk 1G
 	timeout 120s
 }
+metrics tenant alice
 tenant alice {
 	token "sha256:$(hash_of "$TA")"
 	limits big
@@ -373,6 +374,16 @@ check "once the sandbox stopped its links are refused (410)" \
     eval '[ "$ST" = 410 ] && grep -q stopped "$T/body"'
 get "$BIG"
 check "the big one too" test "$ST" = 410
+
+curl -s -m 10 -H "Authorization: Bearer $TA" "$URL/metrics" > "$T/metrics"
+mval() { sed -n "s/^$1 //p" "$T/metrics"; }
+check "/metrics counts links made, downloads by outcome, and bytes sent" \
+    eval '[ "$(mval mcpd_links_made_total)" -ge 15 ] &&
+    [ "$(mval "mcpd_downloads_total{outcome=\"ok\"}")" -ge 10 ] &&
+    [ "$(mval "mcpd_downloads_total{outcome=\"cut\"}")" -ge 2 ] &&
+    [ "$(mval "mcpd_downloads_total{outcome=\"refused\"}")" -ge 20 ] &&
+    [ "$(mval mcpd_download_bytes_total)" -ge 209715200 ]' ||
+    diag "$(grep -e links -e download "$T/metrics")"
 
 # --- The record ----------------------------------------------------------
 "$B/mcpctl" -f "$CONF" audit export > "$T/audit.jsonl" 2> "$T/export.err"
