@@ -36,7 +36,8 @@ struct cmd {
 };
 
 static const struct cmd audit_cmds[] = {
-	{ "verify",	audit_verify,	"[-q] [-c size:root] [-k pubkey]", 0 },
+	{ "verify",	audit_verify,	"[-q] [-c size:root] [-k pubkey] | [-q] "
+	    "host-log ...", 0 },
 	{ "anchor",	audit_anchor,	"[-c size:root] [-k pubkey]", 0 },
 	{ "list",	audit_list,	"[-n count] [filter ...]", 1 },
 	{ "show",	audit_show,	"seq", 0 },

@@ -87,6 +87,9 @@ struct filter {
 struct verify_result {
 	/* 0, EXIT_TAMPERED, EXIT_UNVERIFIED or EXIT_UNANCHORED */
 	int			 status;
+	/* verify over several hosts' logs: this one's name and path. */
+	const char		*host;
+	const char		*path;
 	uint64_t		 records;	/* verified */
 	int64_t			 last_time;	/* the last record's, ns */
 	uint8_t			 root[AUDIT_HASH_LEN];	/* of them all */
@@ -182,6 +185,8 @@ struct output {
 	void	(*show)(const struct record *);
 	void	(*verify)(const struct verify_result *);
 	void	(*anchor)(const struct verify_result *);
+	/* After verify over several hosts: how many, and how each went. */
+	void	(*verify_hosts)(int, int, int, int, int);
 	void	(*keygen)(const struct keygen_result *);
 	void	(*image_list)(const struct imgstore_image *, size_t);
 	void	(*image_added)(const struct imgstore_image *);

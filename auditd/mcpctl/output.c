@@ -238,6 +238,12 @@ text_verify(const struct verify_result *res)
 {
 	size_t	 i;
 
+	if (res->host != NULL)
+		printf("host %s (%s): %s\n", res->host, res->path,
+		    res->status == EXIT_TAMPERED ? "TAMPERED" :
+		    res->status == EXIT_UNVERIFIED ? "NOT VERIFIED" :
+		    res->status == EXIT_UNANCHORED ? "whole, not anchored" :
+		    "whole and anchored");
 	if (res->status == EXIT_TAMPERED) {
 		printf("FAILED at seq %lld (%s): %s\n",
 		    (long long)res->first_bad, res->kind, res->error);
@@ -262,6 +268,15 @@ text_verify(const struct verify_result *res)
 	else
 		printf("; no checkpoint\n");
 	text_verify_ends(res);
+}
+
+static void
+text_verify_hosts(int hosts, int ok, int tampered, int unverified,
+    int unanchored)
+{
+	printf("%d host%s: %d whole and anchored, %d tampered, %d not "
+	    "verified, %d not anchored\n", hosts, hosts == 1 ? "" : "s", ok,
+	    tampered, unverified, unanchored);
 }
 
 /* SIZE:ROOT, which verify -c takes, then the last record's time. */
@@ -560,6 +575,7 @@ const struct output text_output = {
 	.stream_record = text_record,
 	.show = text_show,
 	.verify = text_verify,
+	.verify_hosts = text_verify_hosts,
 	.anchor = text_anchor,
 	.keygen = text_keygen,
 	.image_list = text_image_list,

@@ -158,6 +158,10 @@ json_verify(const struct verify_result *res)
 		if (json_array_append_new(keys, json_string(res->keys[i])) ==
 		    -1)
 			errx(EXIT_ERROR, "out of memory");
+	if (res->host != NULL) {
+		set(o, "host", jstr(res->host, strlen(res->host)));
+		set(o, "path", jstr(res->path, strlen(res->path)));
+	}
 	set(o, "ok", json_boolean(res->status == 0 ||
 	    res->status == EXIT_UNANCHORED));
 	set(o, "records", json_integer((json_int_t)res->records));
@@ -178,6 +182,20 @@ json_verify(const struct verify_result *res)
 	    json_null());
 	set(o, "error", res->status != 0 ? jstr(res->error,
 	    strlen(res->error)) : json_null());
+	emit(o, JSON_INDENT(2));
+}
+
+static void
+json_verify_hosts(int hosts, int ok, int tampered, int unverified,
+    int unanchored)
+{
+	json_t	*o = json_object();
+
+	set(o, "hosts", json_integer(hosts));
+	set(o, "anchored", json_integer(ok));
+	set(o, "tampered", json_integer(tampered));
+	set(o, "unverified", json_integer(unverified));
+	set(o, "unanchored", json_integer(unanchored));
 	emit(o, JSON_INDENT(2));
 }
 
@@ -482,6 +500,7 @@ const struct output json_output = {
 	.stream_record = json_stream_record,
 	.show = json_show,
 	.verify = json_verify,
+	.verify_hosts = json_verify_hosts,
 	.anchor = json_anchor,
 	.keygen = json_keygen,
 	.image_list = json_image_list,

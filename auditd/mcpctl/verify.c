@@ -12,6 +12,7 @@
  * of every record, for the admin to keep elsewhere.
  */
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <dirent.h>
 #include <err.h>
@@ -817,6 +818,112 @@ verify_warn_unanchored(const struct verify_result *res)
 	    "with -c");
 }
 
+/*
+ * A host's exported log for verify over several: a directory holding its
+ * audit.db, its public keys and, if the collector kept them, the
+ * checkpoint lines its journal shipped ("checkpoints", one a line, as
+ * -c takes them); or the database file itself, its keys beside it.
+ */
+#define HOST_DB		"audit.db"
+#define HOST_CPS	"checkpoints"
+
+static int
+host_checkpoints(struct verify *v, const char *dir)
+{
+	FILE		*f;
+	struct checkpoint cp;
+	char		 path[PATH_MAX], line[1024];
+	int		 n = 0;
+
+	if (str_fmt(path, sizeof(path), "%s/" HOST_CPS, dir) == -1)
+		return unverified(v, "%s: path too long", dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return errno == ENOENT ? 0 : unverified(v, "%s: %s", path,
+		    strerror(errno));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		n++;
+		if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
+			continue;
+		if (cp_parse(line, &cp) == -1) {
+			fclose(f);
+			return unverified(v, "%s:%d: not a checkpoint line",
+			    path, n);
+		}
+		cp_add(v, &cp);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Worst first: a log tampered with, one unread, one not anchored. */
+static int
+status_rank(int status)
+{
+	switch (status) {
+	case EXIT_TAMPERED:
+		return 3;
+	case EXIT_UNVERIFIED:
+		return 2;
+	case EXIT_UNANCHORED:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * verify PATH...: each host's log on its own, with its own keys and
+ * checkpoints, reported host by host; the status is the worst of them.
+ */
+static int
+verify_hosts(struct mcpctl *ctx, char **paths, int npaths, int quiet)
+{
+	struct verify		 v;
+	struct verify_result	 res;
+	struct stat		 st;
+	char			 db[PATH_MAX], dir[PATH_MAX], *slash;
+	const char		*name;
+	int			 i, worst = 0, count[4] = { 0, 0, 0, 0 };
+
+	for (i = 0; i < npaths; i++) {
+		memset(&v, 0, sizeof(v));
+		memset(&res, 0, sizeof(res));
+		v.res = &res;
+		res.path = paths[i];
+		(void)str_copy(dir, paths[i], sizeof(dir));
+		while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
+			dir[strlen(dir) - 1] = '\0';
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (str_fmt(db, sizeof(db), "%s/" HOST_DB, dir) == -1)
+				unverified(&v, "%s: path too long", dir);
+		} else {
+			(void)str_copy(db, dir, sizeof(db));
+			if ((slash = strrchr(dir, '/')) != NULL)
+				*slash = '\0';
+			else
+				(void)str_copy(dir, ".", sizeof(dir));
+		}
+		/* The host is named by its directory. */
+		name = strrchr(dir, '/') != NULL ? strrchr(dir, '/') + 1 : dir;
+		res.host = name;
+		if (res.status == 0 && host_checkpoints(&v, dir) == 0)
+			verify_db(&v, db, NULL, 0);
+		if (res.status == EXIT_UNVERIFIED)
+			warnx("host %s: cannot verify: %s", name, res.error);
+		if (!quiet || (res.status != 0 && res.status != EXIT_UNANCHORED))
+			ctx->out->verify(&res);
+		count[status_rank(res.status)]++;
+		if (status_rank(res.status) > status_rank(worst))
+			worst = res.status;
+		verify_free(&v);
+		free(res.keys);
+	}
+	if (!quiet || worst != 0)
+		ctx->out->verify_hosts(npaths, count[0], count[3], count[2],
+		    count[1]);
+	return worst;
+}
+
 /* verify, or with anchor set, anchor: the same walk, then each's output. */
 static int
 verify_main(struct mcpctl *ctx, int argc, char **argv, int anchor)
@@ -855,6 +962,15 @@ verify_main(struct mcpctl *ctx, int argc, char **argv, int anchor)
 		default:
 			usage_cmd(cmd);
 		}
+	}
+	if (optind != argc && !anchor) {
+		if (nkeyfiles > 0 || v.ncps > 0) {
+			warnx("with hosts' logs, each directory holds its own "
+			    "keys and checkpoints: no -k or -c");
+			usage_cmd(cmd);
+		}
+		free(v.cps);
+		return verify_hosts(ctx, argv + optind, argc - optind, quiet);
 	}
 	if (optind != argc)
 		usage_cmd(cmd);

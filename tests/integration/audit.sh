@@ -596,6 +596,62 @@ caught cproot "$CPN" checkpoint
 tamper cpsig "UPDATE checkpoints SET time = time + 1 WHERE size = (SELECT max(size) FROM checkpoints)"
 caught cpsig "$CPN" checkpoint
 
+# Several hosts' logs at once, as a collector gathers them: each host's
+# directory holds its database, its keys and the checkpoint lines its
+# journal shipped.  Three copies of this log stand for three hosts.
+hosts() {	# hosts NAME...: fresh host directories from the whole copy
+	local h
+	for h in "$@"; do
+		rm -rf "$T/hosts/$h"
+		mkdir -p "$T/hosts"
+		cp -a "$T/orig" "$T/hosts/$h"
+		grep 'audit checkpoint size=' "$T/auditd.log" > "$T/hosts/$h/checkpoints"
+	done
+}
+hosts h1 h2 h3
+verify audit verify "$T/hosts/h1" "$T/hosts/h2" "$T/hosts/h3"
+check "three hosts' logs verify at once, each anchored by its checkpoints ($(tail -n 1 <<< "$VOUT"))" \
+    eval '[ "$VRC" = 0 ] &&
+    [ "$(grep -c "^host h[123] (.*): whole and anchored$" <<< "$VOUT")" = 3 ] &&
+    grep -qx "3 hosts: 3 whole and anchored, 0 tampered, 0 not verified, 0 not anchored" <<< "$VOUT"'
+cp "$T/body/audit.db" "$T/hosts/h2/audit.db"
+cp "$T/cutall/audit.db" "$T/hosts/h3/audit.db"
+verify audit verify "$T/hosts/h1" "$T/hosts/h2" "$T/hosts/h3"
+check "one host rewritten, one cut: exit 1, each named with what was done ($(tail -n 1 <<< "$VOUT"))" \
+    eval '[ "$VRC" = 1 ] &&
+    grep -q "^host h1 (.*): whole and anchored$" <<< "$VOUT" &&
+    grep -A1 "^host h2 (.*): TAMPERED$" <<< "$VOUT" | grep -q "FAILED at seq $RUNSEQ (modified)" &&
+    grep -A1 "^host h3 (.*): TAMPERED$" <<< "$VOUT" | grep -q "FAILED at seq $((CPN - 2)) (truncated)" &&
+    grep -qx "3 hosts: 1 whole and anchored, 2 tampered, 0 not verified, 0 not anchored" <<< "$VOUT"'
+rm "$T/hosts/h3/checkpoints"
+verify audit verify "$T/hosts/h3"
+check "the cut host without its collected checkpoints: whole, not anchored (exit 3)" \
+    eval '[ "$VRC" = 3 ] && grep -q "^host h3 (.*): whole, not anchored$" <<< "$VOUT"'
+hosts h4
+rm "$T/hosts/h4/audit.pub"*
+verify audit verify "$T/hosts/h1" "$T/hosts/h4" "$T/hosts/nowhere"
+check "a host without its keys, and one not there: not verified, exit 2" \
+    eval '[ "$VRC" = 2 ] &&
+    grep -qx "3 hosts: 1 whole and anchored, 0 tampered, 2 not verified, 0 not anchored" <<< "$VOUT"'
+"$CTL" -j audit verify "$T/hosts/h1" "$T/hosts/h2" > "$T/hosts.json" 2> /dev/null
+check "-j gives one object a host, named, then the counts" \
+    eval 'python3 - "$T/hosts.json" <<'"'"'PY'"'"'
+import json, sys
+text = open(sys.argv[1]).read()
+dec, docs, i = json.JSONDecoder(), [], 0
+while i < len(text):
+    if text[i].isspace():
+        i += 1
+        continue
+    d, i = dec.raw_decode(text, i)
+    docs.append(d)
+sys.exit(not (len(docs) == 3 and docs[0]["host"] == "h1" and docs[0]["ok"]
+              and docs[1]["host"] == "h2" and not docs[1]["ok"]
+              and docs[2]["hosts"] == 2 and docs[2]["tampered"] == 1))
+PY'
+verify audit verify -c "$CP" "$T/hosts/h1"
+check "-c with hosts' logs is refused: each keeps its own" test "$VRC" != 0
+
 # Another key: one the verifier does not trust, then one it does but that
 # no rotation record introduced.
 "$B/tests/auditgen" keygen "$T/evil.key" "$T/evil.pub" > /dev/null
