@@ -28,8 +28,9 @@ umoci"
 # offers.
 languages="python3 nodejs node-typescript dash bash gcc g++ golang-go rustc
 default-jdk-headless ruby perl php-cli"
-# The tests also drive gdb, sqlite3, mandoc, ps, losetup, ip, curl and openssl
-# (tests/integration/tls.sh makes its certificates with it), and npm
+# The tests also drive gdb, sqlite3, mandoc, ps, losetup, ip, curl, openssl
+# (tests/integration/tls.sh makes its certificates with it) and haproxy
+# (tests/integration/cluster.sh runs contrib/haproxy.cfg), and npm
 # installs the interop tests' clients (tests/package.json) into
 # tests/node_modules.  tests/integration/languages.sh runs every language
 # of the built-in table on the host image, so all of them are here, with
@@ -45,7 +46,7 @@ vm="qemu-system-x86 qemu-utils"
 if apt-cache show virtiofsd > /dev/null 2>&1; then
 	vm="$vm virtiofsd"
 fi
-check="$run crun gdb sqlite3 mandoc procps util-linux iproute2 curl openssl npm systemd
+check="$run crun gdb sqlite3 mandoc procps util-linux iproute2 curl openssl npm systemd haproxy
 $languages python3-matplotlib python3-pip $vm"
 # make fuzz alone: clang, and libFuzzer from compiler-rt.
 fuzz="$build clang libclang-rt-dev"
