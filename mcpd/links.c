@@ -205,6 +205,7 @@ sharing_cancel(struct mcp_req *req)
 	sharing_free(req->hctx);
 }
 
+__attribute__((__format__(printf, 2, 3)))
 static void
 sharing_file_error(struct sharing *sh, const char *fmt, ...)
 {
