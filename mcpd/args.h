@@ -16,6 +16,7 @@
 struct args {
 	json_t		*obj;		/* NULL: no arguments at all */
 	char		 err[512];
+	int		 whole;		/* err is a whole message */
 };
 
 /* known: the argument names the tool takes, NULL-terminated. */

@@ -1208,12 +1208,30 @@ hdrcheck(void *arg, json_t *msg, char *why, size_t len)
 
 /* --- /mcp ------------------------------------------------------------- */
 
+/*
+ * Why a session is not found: a balancer sends a tenant to the next host
+ * while its own is down, and the client's session stayed there.  The
+ * client starts a new one here either way (a 404 says so).
+ */
+static const char *
+session_gone(const char *id, char *buf, size_t len)
+{
+	char	 owner[SESS_ID_MAX + 1], here[64];
+
+	if (host_of(id, owner, sizeof(owner)) != -1 || !name_valid(owner))
+		return "Session not found";
+	snprintf(buf, len, "Session not found: it was made on host %s, not "
+	    "on %s; start a new one", owner, host_this(here, sizeof(here)));
+	return buf;
+}
+
 /* The legacy session a request names: NULL once answered 400/404. */
 static struct mcp_session *
 named_session(struct http_req *r, const struct mcp_peer *peer)
 {
 	const char		*id = http_header(r, "mcp-session-id");
 	struct mcp_session	*sess;
+	char			 why[160];
 
 	if (id == NULL) {
 		reply_rpc_error(r, 400, -32000, "Bad Request: "
@@ -1230,7 +1248,7 @@ named_session(struct http_req *r, const struct mcp_peer *peer)
 	    sess->transport != MCP_T_HTTP ||
 	    !mcp_peer_same(&sess->peer, peer)) {
 		reply_rpc_error(r, 404, MCP_E_SESSION_NOT_FOUND,
-		    "Session not found", NULL);
+		    session_gone(id, why, sizeof(why)), NULL);
 		return NULL;
 	}
 	return sess;
@@ -1489,7 +1507,7 @@ sse_post(struct http_req *r, const struct mcp_peer *peer)
 {
 	struct mcp_session	*sess;
 	struct mcp_input	 in;
-	char			 id[SESS_ID_LEN + 2];
+	char			 id[SESS_ID_MAX + 2], gone[160], line[164];
 	const char		*why;
 	json_t			*msg;
 	int			 code;
@@ -1502,7 +1520,12 @@ sse_post(struct http_req *r, const struct mcp_peer *peer)
 	if ((sess = session_find(id)) == NULL ||
 	    sess->transport != MCP_T_SSE ||
 	    !mcp_peer_same(&sess->peer, peer)) {
-		reply_plain(r, 404, NULL, "no such session\n");
+		if (host_of(id, NULL, 0) == -1) {
+			snprintf(line, sizeof(line), "%s\n",
+			    session_gone(id, gone, sizeof(gone)));
+			reply_plain(r, 404, NULL, line);
+		} else
+			reply_plain(r, 404, NULL, "no such session\n");
 		return;
 	}
 	if (!content_json(http_header(r, "content-type"))) {

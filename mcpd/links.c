@@ -622,7 +622,7 @@ t_share(struct mcp_req *req, json_t *jargs)
 		    "seconds for this tenant",
 		    (unsigned long long)t->share_expiry_max);
 	if (args_failed(&a)) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	if ((sh = sharing_new(req, sandbox, ttl, err, sizeof(err))) == NULL) {

@@ -373,7 +373,7 @@ t_upload(struct mcp_req *req, json_t *jargs)
 	local = args_str(&a, "local_path", 1, PATH_MAX - 1);
 	dest = args_str(&a, "path", 0, INIT_PATH_MAX - 1);
 	if (args_failed(&a)) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	if (local_path_allowed(local, 0, resolved, sizeof(resolved), why,
@@ -668,7 +668,7 @@ t_download(struct mcp_req *req, json_t *jargs)
 	local = args_str(&a, "local_path", 1, PATH_MAX - 1);
 	overwrite = args_bool(&a, "overwrite", 0);
 	if (args_failed(&a)) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	if (local_path_allowed(local, 1, resolved, sizeof(resolved), why,

@@ -140,11 +140,13 @@ enum mcp_sess_state {
 };
 
 #define SESS_ID_LEN		32	/* hex digits */
+/* With the "host name" in front: "NAME~HEX". */
+#define SESS_ID_MAX		(POLICY_HOST_NAME_MAX + SESS_ID_LEN)
 
 /* The state of one legacy-era client. */
 struct mcp_session {
 	TAILQ_ENTRY(mcp_session) entry;
-	char			 id[SESS_ID_LEN + 1];
+	char			 id[SESS_ID_MAX + 1];
 	enum mcp_transport	 transport;
 	enum mcp_sess_state	 state;
 	int			 version;

@@ -108,6 +108,21 @@ struct op	*op_start(uint32_t, struct evbuffer *, op_fn, void *,
 /* The caller is gone: no callback, the work stops, the op is freed. */
 void		 op_cancel(struct op *);
 void		 op_free(struct op *);
+/*
+ * Among several hosts, the ids mcpd hands out carry this host's "host
+ * name" ("NAME~ID"); sandboxd's ids do not.  host_id() spells an id as
+ * clients see it; host_of() says whose an id a client sent is: 0 has no
+ * host name in it, 1 is this host's, -1 another host's (named in owner).
+ * host_local() is the id past this host's name.
+ */
+#define HOST_SEP		'~'
+const char	*host_id(const char *, char *, size_t);
+int		 host_of(const char *, char *, size_t);
+const char	*host_local(const char *);
+/* An id or name, with or without a host's name: its letters are names'. */
+int		 host_id_valid(const char *);
+/* "this host (NAME)" or "this host", for errors. */
+const char	*host_this(char *, size_t);
 /* A request's sbx_ref for its tenant and a sandbox id or name. */
 void		 op_ref(struct sbx_ref *, const struct mcp_req *,
 		    const char *);

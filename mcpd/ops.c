@@ -306,13 +306,74 @@ op_cancel(struct op *op)
 	op_free(op);
 }
 
+/* --- Host names in ids --------------------------------------------- */
+
+const char *
+host_id(const char *id, char *buf, size_t len)
+{
+	if (mcpd_conf->host_name[0] == '\0' || id[0] == '\0')
+		return id;
+	snprintf(buf, len, "%s%c%s", mcpd_conf->host_name, HOST_SEP, id);
+	return buf;
+}
+
+int
+host_of(const char *id, char *owner, size_t len)
+{
+	const char	*sep = strchr(id, HOST_SEP);
+	size_t		 n;
+
+	if (sep == NULL)
+		return 0;
+	n = (size_t)(sep - id);
+	if (n == strlen(mcpd_conf->host_name) &&
+	    strncmp(id, mcpd_conf->host_name, n) == 0)
+		return 1;
+	snprintf(owner, len, "%.*s", (int)n, id);
+	return -1;
+}
+
+int
+host_id_valid(const char *id)
+{
+	const char	*sep = strchr(id, HOST_SEP);
+	char		 host[SBX_NAME_MAX];
+
+	if (sep == NULL)
+		return name_valid(id);
+	if (sep == id || (size_t)(sep - id) >= sizeof(host))
+		return 0;
+	snprintf(host, sizeof(host), "%.*s", (int)(sep - id), id);
+	return name_valid(host) && name_valid(sep + 1);
+}
+
+const char *
+host_local(const char *id)
+{
+	size_t	 n = strlen(mcpd_conf->host_name);
+
+	if (n > 0 && strncmp(id, mcpd_conf->host_name, n) == 0 &&
+	    id[n] == HOST_SEP)
+		return id + n + 1;
+	return id;
+}
+
+const char *
+host_this(char *buf, size_t len)
+{
+	if (mcpd_conf->host_name[0] == '\0')
+		return "this host";
+	snprintf(buf, len, "this host (%s)", mcpd_conf->host_name);
+	return buf;
+}
+
 void
 op_ref(struct sbx_ref *ref, const struct mcp_req *req, const char *id)
 {
 	memset(ref, 0, sizeof(*ref));
 	str_copy(ref->tenant, req->peer.tenant->name, sizeof(ref->tenant));
 	if (id != NULL)
-		str_copy(ref->id, id, sizeof(ref->id));
+		str_copy(ref->id, host_local(id), sizeof(ref->id));
 }
 
 static json_t *
@@ -333,14 +394,14 @@ limits_json(const struct sbx_limits *l)
 json_t *
 op_info_json(const struct sbx_info *in)
 {
-	char	 created[32], used[32], expires[32];
+	char	 created[32], used[32], expires[32], id[SBX_NAME_MAX];
 	json_t	*o;
 
 	iso_time(in->created, created, sizeof(created));
 	iso_time(in->last_used, used, sizeof(used));
 	iso_time(in->expires, expires, sizeof(expires));
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:o}",
-	    "id", in->id,
+	    "id", host_id(in->id, id, sizeof(id)),
 	    "image", in->image,
 	    "runtime", in->runtime,
 	    "state", in->state == SBX_STATE_RUNNING ? "running" : "idle",

@@ -77,7 +77,8 @@ parse_uri(const char *uri, struct sburi *u)
 	if (n == 0 || n >= sizeof(u->id))
 		return -1;
 	memcpy(u->id, p, n);
-	if (!name_valid(u->id))
+	/* Another host's id is the caller's to tell apart: host_of(). */
+	if (!host_id_valid(u->id))
 		return -1;
 	p = slash + 1;
 	if (strcmp(p, "logs") == 0 || strcmp(p, "state") == 0) {
@@ -340,6 +341,7 @@ resources_read(struct mcp_req *req)
 	struct sbx_file	 f;
 	struct rq	*q;
 	uint32_t	 type;
+	char		 owner[SBX_NAME_MAX], here[64];
 
 	if (!json_is_string(uri) || json_string_length(uri) == 0) {
 		mcp_error(req, RPC_INVALID_PARAMS, NULL,
@@ -352,6 +354,15 @@ resources_read(struct mcp_req *req)
 	if (json_string_length(uri) >= URI_MAX ||
 	    parse_uri(json_string_value(uri), &u) == -1) {
 		not_found(req, json_string_value(uri));
+		return;
+	}
+	if (host_of(u.id, owner, sizeof(owner)) == -1) {
+		mcp_error(req, req->modern ? RPC_INVALID_PARAMS :
+		    MCP_E_RESOURCE_NOT_FOUND, json_pack("{s:s, s:s}", "uri",
+		    json_string_value(uri), "host", owner),
+		    "Resource not found here: sandbox %s is on host %s, not "
+		    "on %s, which is down or out of the balancer's rotation",
+		    u.id, owner, host_this(here, sizeof(here)));
 		return;
 	}
 	b = evbuffer_new();

@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "mcp.h"
+#include "mcpd.h"
 #include "util.h"
 
 #define SESS_IDLE_MS		(30ULL * 60 * 1000)
@@ -70,6 +71,7 @@ session_new(enum mcp_transport transport, const struct mcp_peer *peer)
 {
 	struct mcp_session	*sess;
 	unsigned char		 rnd[SESS_ID_LEN / 2];
+	char			 hex[SESS_ID_LEN + 1], full[SESS_ID_MAX + 1];
 	unsigned int		 mine = 0;
 
 	TAILQ_FOREACH(sess, &sessions, entry)
@@ -82,7 +84,9 @@ session_new(enum mcp_transport transport, const struct mcp_peer *peer)
 	sess = xcalloc(1, sizeof(*sess));
 	if (transport != MCP_T_STDIO) {
 		randombytes_buf(rnd, sizeof(rnd));
-		sodium_bin2hex(sess->id, sizeof(sess->id), rnd, sizeof(rnd));
+		sodium_bin2hex(hex, sizeof(hex), rnd, sizeof(rnd));
+		str_copy(sess->id, host_id(hex, full, sizeof(full)),
+		    sizeof(sess->id));
 	}
 	sess->transport = transport;
 	sess->state = SESS_NEW;
@@ -104,13 +108,14 @@ struct mcp_session *
 session_find(const char *id)
 {
 	struct mcp_session	*sess, *found = NULL;
+	size_t			 n = strlen(id);
 
-	if (strlen(id) != SESS_ID_LEN)
+	if (n > SESS_ID_MAX)
 		return NULL;
 	/* Every id is compared in full, so timing says nothing. */
 	TAILQ_FOREACH(sess, &sessions, entry)
-		if (sess->id[0] != '\0' &&
-		    sodium_memcmp(sess->id, id, SESS_ID_LEN) == 0)
+		if (sess->id[0] != '\0' && strlen(sess->id) == n &&
+		    sodium_memcmp(sess->id, id, n) == 0)
 			found = sess;
 	return found;
 }

@@ -669,20 +669,46 @@ static int
 sandbox_valid(const char *s)
 {
 	return s != NULL && s[0] != '\0' && strlen(s) < SBX_NAME_MAX &&
-	    name_valid(s);
+	    host_id_valid(s);
 }
 
+/*
+ * As the client spelt it, which op_ref() reads: another host's id is
+ * refused here with its owner's name, where a balancer sent a request
+ * while that host was down.
+ */
 const char *
 args_sandbox(struct args *a, int required)
 {
 	const char	*s = args_str(a, "sandbox", required, SBX_NAME_MAX - 1);
+	char		 owner[SBX_NAME_MAX], here[64];
 
-	if (s != NULL && !args_failed(a) && !sandbox_valid(s)) {
+	if (s == NULL || args_failed(a))
+		return s;
+	if (!sandbox_valid(s)) {
 		snprintf(a->err, sizeof(a->err), "'sandbox' must be a sandbox "
 		    "id or name (letters, digits, '.', '_' and '-')");
 		return NULL;
 	}
+	if (host_of(s, owner, sizeof(owner)) == -1) {
+		snprintf(a->err, sizeof(a->err), "Sandbox %s is on host %s, "
+		    "not on %s: host %s is down or out of the balancer's "
+		    "rotation. Its sandboxes are back when it is; "
+		    "run_code without a sandbox works meanwhile", s, owner,
+		    host_this(here, sizeof(here)), owner);
+		a->whole = 1;
+		return NULL;
+	}
 	return s;
+}
+
+void
+args_tool_error(struct mcp_req *req, const struct args *a)
+{
+	if (a->whole)
+		mcp_tool_error(req, "%s.", a->err);
+	else
+		mcp_tool_error(req, "Invalid arguments: %s.", a->err);
 }
 
 void

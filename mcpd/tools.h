@@ -56,6 +56,8 @@ void		 tool_result(struct mcp_req *, json_t *, json_t *, int);
 struct args;
 /* The "sandbox" argument: an id or a name. */
 const char	*args_sandbox(struct args *, int);
+/* "Invalid arguments: ..." as a tool error, or args_sandbox()'s own. */
+void		 args_tool_error(struct mcp_req *, const struct args *);
 /* Has the client asked for tools/call to run in the background? */
 int		 tool_wants_task(const struct mcp_req *, json_t *);
 

@@ -110,7 +110,7 @@ t_write(struct mcp_req *req, json_t *jargs)
 		    "most %d MiB)", SBX_FILE_MAX >> 20);
 	if (args_failed(&a)) {
 		free(data);
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	b = file_req(req, sandbox, path, INIT_F_MKDIRS |
@@ -141,7 +141,7 @@ t_delete(struct mcp_req *req, json_t *jargs)
 	path = args_str(&a, "path", 1, INIT_PATH_MAX - 1);
 	rec = args_bool(&a, "recursive", 0);
 	if (args_failed(&a)) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	if ((s = simple_start(req, IMSG_SBX_DELETE, file_req(req, sandbox,
@@ -243,7 +243,7 @@ t_read(struct mcp_req *req, json_t *jargs)
 		snprintf(a.err, sizeof(a.err), "'encoding' must be \"auto\", "
 		    "\"text\" or \"base64\"");
 	if (args_failed(&a)) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	if ((s = simple_start(req, IMSG_SBX_READ, file_req(req, sandbox,
@@ -339,7 +339,7 @@ t_list_files(struct mcp_req *req, json_t *jargs)
 	rec = args_bool(&a, "recursive", 0);
 	max = args_uint(&a, "max_entries", 1, SBX_LIST_MAX, LIST_DEFAULT);
 	if (args_failed(&a)) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	if (path == NULL)

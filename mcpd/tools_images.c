@@ -138,7 +138,7 @@ images_start(struct mcp_req *req, json_t *jargs, uint32_t flags,
 	struct evbuffer		*b;
 
 	if (args_init(&a, jargs, none) == -1) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	memset(&si, 0, sizeof(si));

@@ -57,9 +57,10 @@ static void
 logs_status_done(struct op *op)
 {
 	struct logs_note	*n = op->arg;
+	char			 id[SBX_NAME_MAX];
 
 	if (op->final == IMSG_SBX_DONE && op->info.id[0] != '\0') {
-		logs_note_uri(n->tenant, op->info.id);
+		logs_note_uri(n->tenant, host_id(op->info.id, id, sizeof(id)));
 		if (op->info.name[0] != '\0')
 			logs_note_uri(n->tenant, op->info.name);
 	}
@@ -595,7 +596,7 @@ t_run_code(struct mcp_req *req, json_t *jargs)
 	if (args_failed(&a)) {
 		evbuffer_free(b);
 		evbuffer_free(tail);
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	op_ref(&sr.ref, req, sandbox);
@@ -813,7 +814,7 @@ t_exec(struct mcp_req *req, json_t *jargs)
 	if (!args_failed(&a) && command != NULL && command[0] == '\0')
 		snprintf(a.err, sizeof(a.err), "'command' is empty");
 	if (args_failed(&a)) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	r = run_new(req, 1);

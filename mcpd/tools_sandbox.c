@@ -30,7 +30,7 @@ create_done(struct op *op)
 	struct simple	*s = op->arg;
 	struct mcp_req	*req = simple_end(s);
 	json_t		*info;
-	char		*text;
+	char		*text, id[SBX_NAME_MAX];
 
 	if (op->final != IMSG_SBX_CREATED) {
 		op_tool_error(req, op, "sandbox_create");
@@ -38,7 +38,8 @@ create_done(struct op *op)
 		info = op_info_json(&op->info);
 		xasprintf(&text, "Created sandbox %s%s%s%s (image %s). Use "
 		    "it with sandbox_exec and the file tools; stop it with "
-		    "sandbox_stop when done.", op->info.id,
+		    "sandbox_stop when done.",
+		    host_id(op->info.id, id, sizeof(id)),
 		    op->info.name[0] != '\0' ? ", named \"" : "",
 		    op->info.name, op->info.name[0] != '\0' ? "\"" : "",
 		    op->info.image);
@@ -91,7 +92,7 @@ t_create(struct mcp_req *req, json_t *jargs)
 		snprintf(a.err, sizeof(a.err), "'network' must be \"none\" or "
 		    "\"egress\"");
 	if (args_failed(&a)) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	op_ref(&c.ref, req, NULL);
@@ -151,7 +152,7 @@ t_stop(struct mcp_req *req, json_t *jargs)
 	args_init(&a, jargs, sandbox_args);
 	sandbox = args_sandbox(&a, 1);
 	if (args_failed(&a)) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	op_ref(&ref, req, sandbox);
@@ -210,7 +211,7 @@ t_list(struct mcp_req *req, json_t *jargs)
 	struct evbuffer	*b;
 
 	if (args_init(&a, jargs, none) == -1) {
-		mcp_tool_error(req, "Invalid arguments: %s.", a.err);
+		args_tool_error(req, &a);
 		return;
 	}
 	op_ref(&ref, req, NULL);

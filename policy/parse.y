@@ -78,6 +78,7 @@ struct ploc {
 #define SEEN_OAUTH	0x1000
 #define SEEN_SHARE_URL	0x2000
 #define SEEN_SHARE_EXPIRY 0x4000
+#define SEEN_HOST_NAME	0x8000
 
 /* Fields of a tenant, language or audit block that may be given once. */
 #define FIELD_LIMITS	0x0001
@@ -315,6 +316,7 @@ static void	 oauth_end(struct parse_ctx *);
 static void	 tenant_claim(struct parse_ctx *, const struct ploc *, char *,
 		    char *);
 static void	 share_url(struct parse_ctx *, const struct ploc *, char *);
+static void	 host_name(struct parse_ctx *, const struct ploc *, char *);
 static void	 share_expiry(struct parse_ctx *, const struct ploc *, char *);
 }
 
@@ -338,7 +340,7 @@ static void	 share_expiry(struct parse_ctx *, const struct ploc *, char *);
 %token	OAUTH "oauth" ISSUER "issuer" AUDIENCE "audience" JWKS "jwks"
 %token	SCOPE "scope" LEEWAY "leeway" TYPE "type" CLAIM "claim" ANY "any"
 %token	SHARE "share" URL "url" EXPIRY "expiry" DOWNLOADS "downloads"
-%token	RATE "rate"
+%token	RATE "rate" NAME "name"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
 %type	<string> string imgname rtname macroname listentenant imgruntime
@@ -389,6 +391,7 @@ string		: STRING
 		| EXPIRY			{ $$ = xstrdup("expiry"); }
 		| DOWNLOADS			{ $$ = xstrdup("downloads"); }
 		| RATE				{ $$ = xstrdup("rate"); }
+		| NAME				{ $$ = xstrdup("name"); }
 		;
 
 /* The built-in image's name is also a keyword. */
@@ -478,6 +481,7 @@ main		: USER string {
 		}
 		| SHARE URL string		{ share_url(ctx, &@1, $3); }
 		| SHARE EXPIRY string		{ share_expiry(ctx, &@1, $3); }
+		| HOST NAME string		{ host_name(ctx, &@1, $3); }
 		;
 
 listentenant	: %empty			{ $$ = NULL; }
@@ -730,6 +734,7 @@ static const struct keyword {
 	{ "memory",		MEMORY },
 	{ "metrics",		METRICS },
 	{ "mode",		MODE },
+	{ "name",		NAME },
 	{ "network",		NETWORK },
 	{ "no",			NO },
 	{ "none",		NONE },
@@ -864,7 +869,8 @@ unlist_local(yysymbol_kind_t *expected, int n)
 		    expected[i] != YYSYMBOL_URL &&
 		    expected[i] != YYSYMBOL_EXPIRY &&
 		    expected[i] != YYSYMBOL_DOWNLOADS &&
-		    expected[i] != YYSYMBOL_RATE)
+		    expected[i] != YYSYMBOL_RATE &&
+		    expected[i] != YYSYMBOL_NAME)
 			expected[j++] = expected[i];
 	return j;
 }
@@ -3261,6 +3267,33 @@ share_url(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 	else
 		(void)str_copy(ctx->p->share_url, origin,
 		    sizeof(ctx->p->share_url));
+ done:
+	free(s);
+}
+
+/*
+ * "host name NAME": this host's short name among several behind one
+ * balancer, which mcpd puts in the sandbox and session ids it hands out
+ * ("NAME~ID"), so that another host can say whose an id is.  A DNS
+ * label's letters, short enough that a prefixed id fits a sandbox
+ * reference.
+ */
+static void
+host_name(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	size_t	 n = strlen(s);
+
+	if (once(ctx, loc, &ctx->seen, SEEN_HOST_NAME, "host name") == -1)
+		goto done;
+	if (n == 0 || n >= sizeof(ctx->p->host_name) ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") != n ||
+	    s[0] == '-' || s[n - 1] == '-')
+		perr(ctx, loc, "host name \"%.*s\": 1 to %zu lower-case "
+		    "letters, digits and '-' (not first or last), as in "
+		    "\"mcp-2\"", TEXT_MAX, s, sizeof(ctx->p->host_name) - 1);
+	else
+		(void)str_copy(ctx->p->host_name, s,
+		    sizeof(ctx->p->host_name));
  done:
 	free(s);
 }

@@ -554,6 +554,8 @@ dump_global(FILE *fp, const struct policy *p)
 	dump_kv(fp, "", "sandbox-init", p->sandbox_init);
 	dump_kv(fp, "", "sandbox socket", p->sandbox_socket);
 	fprintf(fp, "sandbox uids %u %u\n", p->uid_base, p->uid_slots);
+	if (p->host_name[0] != '\0')
+		fprintf(fp, "host name %s\n", p->host_name);
 }
 
 static void

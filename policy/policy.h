@@ -32,6 +32,7 @@
 /* Where a reload finds tenant users: see policy_resolve_reload(). */
 #define POLICY_PASSWD		"/etc/passwd"
 #define POLICY_NAME_MAX		NAME_LEN /* tenant, limits, image, language */
+#define POLICY_HOST_NAME_MAX	25	/* "host name": 24 characters */
 #define POLICY_USER_MAX		64	/* user and group names */
 #define POLICY_SOCK_MAX		108	/* sizeof(sun_path) */
 #define POLICY_TOKEN_HASH_LEN	32	/* SHA-256 */
@@ -344,6 +345,11 @@ struct policy {
 	 */
 	char			 share_url[OAUTH_URL_MAX];
 	uint64_t		 share_expiry;
+	/*
+	 * This host's short name among several ("" : none), which mcpd
+	 * puts in front of the sandbox and session ids it hands out.
+	 */
+	char			 host_name[POLICY_HOST_NAME_MAX];
 };
 
 /*

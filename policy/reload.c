@@ -405,6 +405,8 @@ static const struct {
 	/* Their contents are read again; the paths are Landlock's. */
 	{ "tls certificate", offsetof(struct policy, tls_cert), POLICY_MCPD },
 	{ "tls key", offsetof(struct policy, tls_key), POLICY_MCPD },
+	/* Sandboxes keep the ids their clients were given. */
+	{ "host name", offsetof(struct policy, host_name), POLICY_MCPD },
 };
 
 static int

@@ -33,6 +33,7 @@ run directory "$RUN"
 state directory "$T/state"
 sandbox-init "$B/sandbox-init"
 sandbox uids $SANDBOX_UIDS 16
+host name web-1
 listen on 127.0.0.1 port $PORT
 listen on unix "$RUN/mcpd.sock"
 listen on unix "$RUN/open.sock" mode 0666
@@ -284,8 +285,8 @@ check "an unknown session is 404 with -32001 ($ST, $(jb unknown error.code))" \
     is 404 -32001
 post init "$(init_body 2025-11-25)"
 SID=$(hdr init Mcp-Session-Id)
-check "initialize answers with an Mcp-Session-Id of 32 hex digits ($SID)" \
-    eval '[ "$ST" = 200 ] && grep -qE "^[0-9a-f]{32}$" <<< "$SID"'
+check "initialize answers with an Mcp-Session-Id of the host name and 32 hex digits ($SID)" \
+    eval '[ "$ST" = 200 ] && grep -qE "^web-1~[0-9a-f]{32}$" <<< "$SID"'
 check "as application/json, the negotiated version in it" \
     eval 'hdr init Content-Type | grep -q "^application/json" &&
     [ "$(jb init result.protocolVersion)" = 2025-11-25 ]'
@@ -338,6 +339,65 @@ req del -X DELETE -H "$A_AUTH" -H "Mcp-Session-Id: $D" "$URL/mcp"
 check "and so is a second DELETE ($ST)" test "$ST" = 404
 req del -X DELETE -H "$A_AUTH" "$URL/mcp"
 check "DELETE without a session id is 400 ($ST)" test "$ST" = 400
+
+# --- host names in ids (several hosts behind one balancer) -------------------------
+# A balancer sends a tenant to the next host while its own is down: the
+# ids that host handed out must be refused here with its name.
+OTHER=web-2~0123456789abcdef0123456789abcdef
+post elsewhere "$PING" -H "Mcp-Session-Id: $OTHER"
+check "another host's session is 404 -32001, naming that host ($(jb elsewhere error.message))" \
+    eval 'is 404 -32001 && jb elsewhere error.message | grep -qF "made on host web-2, not on this host (web-1)"'
+post ownhost "$PING" -H "Mcp-Session-Id: web-1~0123456789abcdef0123456789abcdef"
+check "an unknown id of this host is the plain 404 ($(jb ownhost error.message))" \
+    eval 'is 404 -32001 && [ "$(jb ownhost error.message)" = "Session not found" ]'
+post junkhost "$PING" -H "Mcp-Session-Id: w%b~0123456789abcdef0123456789abcdef"
+check "a session id with no host name's letters is the plain 404 too" \
+    eval 'is 404 -32001 && [ "$(jb junkhost error.message)" = "Session not found" ]'
+session 2025-11-25
+tcall() {	# tcall NAME TOOL ARGUMENTS-JSON: tools/call in session SID
+	post "$1" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}" \
+	    -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
+}
+tcall mk sandbox_create '{"name":"hosted"}'
+HID=$(jb mk result.structuredContent.id)
+check "sandbox_create hands out an id with the host name ($HID)" \
+    eval 'grep -qE "^web-1~[0-9a-f]{32}$" <<< "$HID" &&
+    jb mk result.content.0.text | grep -qF "Created sandbox $HID"'
+tcall ex1 sandbox_exec "{\"sandbox\":\"$HID\",\"command\":\"echo hosted-ok\"}"
+check "sandbox_exec takes it (exit $(jb ex1 result.structuredContent.exit_code))" \
+    eval '[ "$(jb ex1 result.structuredContent.exit_code)" = 0 ] && grep -q hosted-ok "$T/ex1.b"'
+tcall ex2 sandbox_exec "{\"sandbox\":\"${HID#web-1~}\",\"command\":\"echo bare-ok\"}"
+check "and the id without the host name, as one host has always taken it" \
+    eval '[ "$(jb ex2 result.structuredContent.exit_code)" = 0 ] && grep -q bare-ok "$T/ex2.b"'
+tcall ls sandbox_list '{}'
+check "sandbox_list shows the id with the host name" \
+    eval '[ "$(jb ls result.structuredContent.sandboxes.0.id)" = "$HID" ] &&
+    jb ls result.content.0.text | grep -qF "$HID (hosted)"'
+tcall ex3 sandbox_exec "{\"sandbox\":\"web-2~${HID#web-1~}\",\"command\":\"echo leaked\"}"
+check "the same id under another host's name is refused, naming it ($(jb ex3 result.content.0.text | head -c 90))" \
+    eval '[ "$(jb ex3 result.isError)" = true ] && ! grep -q leaked "$T/ex3.b" &&
+    jb ex3 result.content.0.text | grep -qF "Sandbox web-2~${HID#web-1~} is on host web-2, not on this host (web-1): host web-2 is down"'
+tcall ex4 sandbox_exec '{"sandbox":"web-2~hosted","command":"true"}'
+check "so is a name under another host's name" \
+    eval 'jb ex4 result.content.0.text | grep -qF "is on host web-2"'
+tcall ex5 sandbox_exec '{"sandbox":"~hosted","command":"true"}'
+check "an empty host name is no sandbox reference ($(jb ex5 result.content.0.text))" \
+    eval 'jb ex5 result.content.0.text | grep -qF "Invalid arguments: '"'"'sandbox'"'"' must be"'
+post rd "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":\"sandbox://$HID/logs\"}}" \
+    -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
+check "resources/read takes the id with the host name" \
+    eval '[ "$(jb rd result.contents.0.uri)" = "sandbox://$HID/logs" ] && grep -q hosted-ok "$T/rd.b"'
+post rd2 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":\"sandbox://web-2~${HID#web-1~}/logs\"}}" \
+    -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
+check "and refuses another host's, naming it ($(jb rd2 error.data.host))" \
+    eval '[ "$(jb rd2 error.data.host)" = web-2 ] && jb rd2 error.message | grep -qF "on host web-2, not on this host (web-1)"'
+post rl '{"jsonrpc":"2.0","id":3,"method":"resources/list"}' \
+    -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
+check "resources/list names the sandbox by the id with the host name" \
+    grep -qF "sandbox://$HID/logs" "$T/rl.b"
+tcall st sandbox_stop "{\"sandbox\":\"$HID\"}"
+check "sandbox_stop takes it and says it back ($(jb st result.content.0.text))" \
+    eval '[ "$(jb st result.structuredContent.sandbox)" = "$HID" ] && [ "$(jb st result.structuredContent.stopped)" = true ]'
 
 # --- the modern era over HTTP ---------------------------------------------------------
 
@@ -516,7 +576,7 @@ sse_get() {	# sse_get NAME [send options]: GET /sse in the background
 	SSEPID=$!
 	BGPIDS="$BGPIDS $SSEPID"
 	wait_for 5 grep -q "sessionId=" "$T/$name.raw"
-	EP=$(grep -o '/messages?sessionId=[0-9a-f]*' "$T/$name.raw" | head -1)
+	EP=$(grep -o '/messages?sessionId=[0-9a-z~-]*' "$T/$name.raw" | head -1)
 }
 msg() {	# msg NAME BODY [curl args]: POST to the endpoint
 	local name=$1 body=$2
@@ -526,8 +586,8 @@ msg() {	# msg NAME BODY [curl args]: POST to the endpoint
 }
 
 sse_get sse --wait 4
-check "GET /sse opens with an endpoint event: /messages?sessionId=<32 hex> ($EP)" \
-    eval '$J events "$T/sse.raw" | head -1 | grep -qE "^\|endpoint\|/messages\?sessionId=[0-9a-f]{32}$"'
+check "GET /sse opens with an endpoint event: /messages?sessionId=web-1~<32 hex> ($EP)" \
+    eval '$J events "$T/sse.raw" | head -1 | grep -qE "^\|endpoint\|/messages\?sessionId=web-1~[0-9a-f]{32}$"'
 msg m1 "$(init_body 2024-11-05)"
 check "POST /messages is 202 ($ST)" test "$ST" = 202
 msg m2 "$INITED"
@@ -546,6 +606,10 @@ SAVED=$EP
 EP="/messages?sessionId=0123456789abcdef0123456789abcdef"
 msg m7 "$PING"
 check "an unknown sessionId is 404 ($ST)" test "$ST" = 404
+EP="/messages?sessionId=web-2~0123456789abcdef0123456789abcdef"
+msg m7b "$PING"
+check "another host's sessionId is 404 naming that host ($(cat "$T/m7b.b"))" \
+    eval '[ "$ST" = 404 ] && grep -qF "made on host web-2, not on this host (web-1)" "$T/m7b.b"'
 EP="/messages"
 msg m8 "$PING"
 check "no sessionId is 400 ($ST)" test "$ST" = 400
@@ -701,7 +765,7 @@ rm -f "$T/ready"
 wait $CROWD
 
 # An SSE client that reads nothing while a lot is said to it.
-sse_get stall --until 'sessionId=[0-9a-f]{32}' --then-hold 30 --wait 35
+sse_get stall --until 'sessionId=web-1~[0-9a-f]{32}' --then-hold 30 --wait 35
 STALL=$SSEPID
 msg s1 "$(init_body 2025-03-26)"
 msg s2 "$INITED"
@@ -741,7 +805,7 @@ check "within 8 to 16 s (${el}s)" test "$el" -ge 8 -a "$el" -le 16
 req unix --unix-socket "$RUN/mcpd.sock" -H "Content-Type: application/json" \
     --data-binary "$(init_body 2025-11-25)" http://localhost/mcp
 check "on the unix socket, root with no token is served as its uid's tenant ($ST)" \
-    eval '[ "$ST" = 200 ] && grep -qE "^[0-9a-f]{32}$" <<< "$(hdr unix Mcp-Session-Id)"'
+    eval '[ "$ST" = 200 ] && grep -qE "^web-1~[0-9a-f]{32}$" <<< "$(hdr unix Mcp-Session-Id)"'
 check "and logged as tenant alice by uid 0" \
     wait_log "$T/mcpd.log" "session_open tenant=alice cred=uid:0 session=$(hdr unix Mcp-Session-Id) transport=http" 5
 USID=$(hdr unix Mcp-Session-Id)

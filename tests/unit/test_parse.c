@@ -1086,6 +1086,65 @@ test_metrics(void)
  * Download links: share url and share expiry, and a tenant's share max
  * expiry, share downloads and share rate.
  */
+/* "host name": the short name mcpd puts in the ids it hands out. */
+static void
+test_host_name(void)
+{
+	struct policy	*p;
+	char		*d;
+
+	p = loads("no host name", "user nobody\n");
+	ok(p != NULL && p->host_name[0] == '\0', "no host name by default");
+	if (p != NULL) {
+		d = dump_text(p);
+		ok(strstr(d, "host name") == NULL, "none dumped");
+		free(d);
+	}
+	policy_free(p);
+
+	p = loads("a host name", "host name mcp-2\n");
+	ok(p != NULL && strcmp(p->host_name, "mcp-2") == 0, "host name read");
+	if (p != NULL) {
+		d = dump_text(p);
+		ok(strstr(d, "\nhost name mcp-2\n") != NULL, "and dumped");
+		free(d);
+		round_trip("host name", p);
+	}
+	policy_free(p);
+
+	p = loads("the longest host name",
+	    "host name \"abcdefghijklmnopqrstuvwx\"\n");
+	ok(p != NULL && strlen(p->host_name) == 24, "24 characters fit");
+	policy_free(p);
+
+	p = loads("\"name\" still a value",
+	    "tenant name {\n\tuid name\n}\nlisten on unix /s.sock tenant "
+	    "name\n");
+	ok(p != NULL && policy_tenant(p, "name") != NULL,
+	    "a tenant called \"name\"");
+	policy_free(p);
+
+	fails("host name too long", "host name abcdefghijklmnopqrstuvwxy\n",
+	    "t.conf:1: host name \"abcdefghijklmnopqrstuvwxy\": 1 to 24 "
+	    "lower-case letters, digits and '-' (not first or last), as in "
+	    "\"mcp-2\"");
+	fails("host name with '~', the separator in ids",
+	    "host name \"a~b\"\n",
+	    "t.conf:1: host name \"a~b\": 1 to 24 lower-case letters, digits "
+	    "and '-' (not first or last), as in \"mcp-2\"");
+	fails("host name in capitals", "host name MCP\n",
+	    "t.conf:1: host name \"MCP\": 1 to 24 lower-case letters, digits "
+	    "and '-' (not first or last), as in \"mcp-2\"");
+	fails("host name ending in '-'", "host name mcp-\n",
+	    "t.conf:1: host name \"mcp-\": 1 to 24 lower-case letters, digits "
+	    "and '-' (not first or last), as in \"mcp-2\"");
+	fails("host name empty", "host name \"\"\n",
+	    "t.conf:1: host name \"\": 1 to 24 lower-case letters, digits "
+	    "and '-' (not first or last), as in \"mcp-2\"");
+	fails("host name twice", "host name a\nhost name b\n",
+	    "t.conf:2: host name given twice");
+}
+
 static void
 test_share(void)
 {
@@ -2487,6 +2546,7 @@ main(void)
 	test_metrics();
 	test_oauth();
 	test_share();
+	test_host_name();
 	test_runtimes();
 	test_added_errors();
 	test_sandbox_settings();

@@ -399,6 +399,27 @@ test_share(void)
 	policy_free(cur);
 }
 
+/* The ids handed out carry the host name: another needs a restart. */
+static void
+test_host_name(void)
+{
+	struct policy_changes	 ch;
+	struct policy		*cur;
+	char			 sum[256];
+	int			 rv;
+
+	cur = load("host name a\n");
+	rv = reload(cur, "host name b\n", POLICY_MCPD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && strcmp(cur->host_name, "a") == 0 && ch.ignored == 1 &&
+	    strstr(errbuf, "\"host name\" changed: restart mcpd to apply "
+	    "it") != NULL, "another host name needs mcpd restarted: %s", sum);
+	rv = reload(cur, "host name b\n", POLICY_SANDBOXD | POLICY_AUDITD, &ch,
+	    sum, sizeof(sum));
+	ok(rv == 0 && strcmp(sum, "nothing changed") == 0,
+	    "sandboxd and auditd do not use it: %s", sum);
+	policy_free(cur);
+}
+
 static void
 test_resolve(void)
 {
@@ -451,6 +472,7 @@ main(void)
 	test_metrics();
 	test_oauth();
 	test_share();
+	test_host_name();
 	test_resolve();
 
 	(void)unlink("t.conf");
