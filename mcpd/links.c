@@ -256,6 +256,7 @@ sharing_link(struct sharing *sh)
 	uint8_t			 sum[crypto_hash_sha256_BYTES];
 	char			 hexsum[65], token[SHARE_TOKEN_MAX + 1];
 	char			 when[32], *u;
+	char			 hosted[POLICY_HOST_NAME_MAX + SHARE_TOKEN_MAX + 2];
 	const char		*name = base_name(f->path);
 	const char		*mime = mime_guess(name);
 
@@ -281,7 +282,9 @@ sharing_link(struct sharing *sh)
 		return;
 	}
 	url = evbuffer_new();
-	evbuffer_add_printf(url, "%s" LINKS_PREFIX "%s/", sh->base, token);
+	/* Among several hosts, the balancer sends it by the host's name. */
+	evbuffer_add_printf(url, "%s" LINKS_PREFIX "%s/", sh->base,
+	    host_id(token, hosted, sizeof(hosted)));
 	pct_encode(url, name);
 	u = buf_text(url);
 	evbuffer_free(url);
@@ -1083,6 +1086,43 @@ links_path(const char *path)
 	return strncmp(path, LINKS_PREFIX, sizeof(LINKS_PREFIX) - 1) == 0;
 }
 
+/*
+ * A link another host made ("NAME~TOKEN"): the balancer sends those to
+ * their host by its name, and here only while it is down.
+ */
+static int
+link_elsewhere(struct http_req *r, const char *tok, size_t len)
+{
+	const char	*sep = memchr(tok, HOST_SEP, len);
+	char		 owner[POLICY_HOST_NAME_MAX], why[96], text[384];
+	size_t		 n;
+
+	if (sep == NULL)
+		return 0;
+	n = (size_t)(sep - tok);
+	if (n == strlen(mcpd_conf->host_name) &&
+	    strncmp(tok, mcpd_conf->host_name, n) == 0)
+		return 0;
+	if (n == 0 || n >= sizeof(owner)) {
+		refuse(r, 404, NULL, NULL, "not a link's shape",
+		    "404 Not Found: no such link\n");
+		return 1;
+	}
+	memcpy(owner, tok, n);
+	owner[n] = '\0';
+	if (!name_valid(owner)) {
+		refuse(r, 404, NULL, NULL, "not a link's shape",
+		    "404 Not Found: no such link\n");
+		return 1;
+	}
+	snprintf(why, sizeof(why), "a link of host %s", owner);
+	snprintf(text, sizeof(text), "503 Service Unavailable: this link is "
+	    "served by host %s, which did not get this request: it is down, "
+	    "or the balancer sends it no /files/%s~ links\n", owner, owner);
+	refuse(r, 503, "Retry-After: 30\r\n", NULL, why, text);
+	return 1;
+}
+
 /* A request for /files/...: anyone may ask; the link is the key. */
 void
 links_serve(struct http_req *r)
@@ -1111,6 +1151,9 @@ links_serve(struct http_req *r)
 		    "404 Not Found: no such link\n");
 		return;
 	}
+	if (link_elsewhere(r, tok, (size_t)(slash - tok)))
+		return;
+	tok = host_local(tok);
 	e = share_token_open(tok, (size_t)(slash - tok), slash + 1,
 	    (int64_t)time(NULL), &c);
 	if (e == SHARE_EXPIRED) {

@@ -57,6 +57,7 @@ state directory "$T/h$n/state"
 sandbox-init "$B/sandbox-init"
 sandbox uids $((SANDBOX_UIDS + (n - 1) * 16 * 65536)) 16
 listen on 10.77.$n.2 port 8080 plaintext
+share url "http://127.0.0.1:$PORT"
 limits default {
 	memory 128M
 	timeout 30s
@@ -113,7 +114,10 @@ done
 haproxy_conf() {	# haproxy_conf HOSTS...
 	local h
 	sed -e "s|^\tbind 127.0.0.1:8443$|\tbind 127.0.0.1:$PORT|" \
-	    -e '/^\tserver /d' "$TOP/contrib/haproxy.cfg"
+	    -e '/^\tserver /d' -e '/^\tuse-server /d' "$TOP/contrib/haproxy.cfg"
+	for h in "$@"; do
+		printf '\tuse-server h%d if { path_beg /files/h%d~ }\n' "$h" "$h"
+	done
 	for h in "$@"; do
 		printf '\tserver h%d 10.77.%d.2:8080 check\n' "$h" "$h"
 	done
@@ -168,6 +172,20 @@ for ((k = 1; k <= NT; k++)); do
 	call "$k" run_code "$RUN1"
 	[ "$RC" = 0 ] && [ "$SERVED" = "${HOME_OF[$k]}" ] || bad="$bad t$k"
 done
+# Download links: each names its host, which the balancer sends it to.
+declare -A LINK
+bad=
+for ((k = 1; k <= NT; k++)); do
+	call "$k" sandbox_share_file '{"sandbox": "s", "path": "f"}'
+	LINK[$k]=$(json "$T/r$k.json" 'd["files"][0]["url"]' 2> /dev/null)
+	case ${LINK[$k]} in
+	"http://127.0.0.1:$PORT/files/${HOME_OF[$k]}~"*/f) ;;
+	*)	bad="$bad t$k(${LINK[$k]})"; continue ;;
+	esac
+	[ "$(curl -s -m 10 "${LINK[$k]}")" = kept ] || bad="$bad t$k(download)"
+done
+check "each tenant's download link names its host and downloads through the balancer" \
+    test -z "$bad" || diag "$bad"
 bad=
 for ((k = 1; k <= NT; k++)); do
 	grep -qE "^${HOME_OF[$k]}~[0-9a-f]{32}$" <<< "${SBID[$k]}" ||
@@ -306,6 +324,15 @@ else
 	done
 	check "a call naming one of its sandboxes is refused with its host's name" \
 	    test -z "$bad" || diag "$bad"
+	bad=
+	for ((k = 1; k <= NT; k++)); do
+		[ "${HOME_OF[$k]}" = "h$D" ] || continue
+		st=$(curl -s -m 10 -o "$T/dl" -w '%{http_code}' "${LINK[$k]}")
+		[ "$st" = 503 ] && grep -qF "served by host h$D, which did not get this request" "$T/dl" ||
+		    bad="$bad t$k($st)"
+	done
+	check "its download links are 503, naming it" test -z "$bad" ||
+	    diag "$bad"
 	UPS=$(ups "$D")
 	for d in auditd sandboxd mcpd; do host_daemon "$D" "$d"; done
 	check "host h$D started again: in the ring again" \
@@ -328,6 +355,19 @@ else
 		[ "$RC" = 0 ] && grep -q kept "$T/r$k.json" || bad="$bad t$k($RC)"
 	done
 	check "their sandboxes are reachable again by the same ids, files and all" \
+	    test -z "$bad" || diag "$bad"
+	# mcpd's link key lives in its memory alone: links made before it
+	# restarted are gone (README, "Download links"), new ones work.
+	bad=
+	for ((k = 1; k <= NT; k++)); do
+		[ "${HOME_OF[$k]}" = "h$D" ] || continue
+		st=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "${LINK[$k]}")
+		[ "$st" = 404 ] || bad="$bad t$k(old:$st)"
+		call "$k" sandbox_share_file '{"sandbox": "s", "path": "f"}'
+		LINK[$k]=$(json "$T/r$k.json" 'd["files"][0]["url"]' 2> /dev/null)
+		[ "$(curl -s -m 10 "${LINK[$k]}")" = kept ] || bad="$bad t$k(new)"
+	done
+	check "its links from before the restart are 404; new ones download" \
 	    test -z "$bad" || diag "$bad"
 	touch "$T/stop"
 	wait "$LOAD"

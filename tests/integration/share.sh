@@ -53,6 +53,7 @@ state directory "$T/state"
 sandbox-init "$B/sandbox-init"
 sandbox uids $SANDBOX_UIDS 16
 listen on 127.0.0.1 port $PORT
+host name s-1
 
 limits big {
 	memory 1G
@@ -234,9 +235,25 @@ check "a file two directories down downloads" \
 ST=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$SMALL")
 check "POST is 405" test "$ST" = 405
 
-# --- Refused -----------------------------------------------------------
+# --- Among several hosts: the link names its host ----------------------
 TOKEN=${SMALL#"$URL/files/"}
 TOKEN=${TOKEN%/small.txt}
+check "a link names the host that made it, for the balancer ($(cut -c1-8 <<< "$TOKEN")...)" \
+    eval 'case "$TOKEN" in s-1~?*) true;; *) false;; esac'
+get "$URL/files/${TOKEN#s-1~}/small.txt"
+check "and works without the host name too" \
+    eval '[ "$ST" = 200 ] && [ "$(cat "$T/body")" = hello ]' || diag_file "$T/body"
+get "$URL/files/s-2~${TOKEN#s-1~}/small.txt"
+check "under another host's name it is 503, naming that host, with Retry-After ($ST)" \
+    eval '[ "$ST" = 503 ] && grep -qF "served by host s-2, which did not get this request" "$T/body" &&
+    grep -qi "^Retry-After: 30" "$T/head"'
+get "$URL/files/~${TOKEN#s-1~}/small.txt"
+check "an empty host name is no link ($ST)" test "$ST" = 404
+get "$URL/files/a%21b~${TOKEN#s-1~}/small.txt"
+check "nor is one with other letters ($ST)" test "$ST" = 404
+
+# --- Refused -----------------------------------------------------------
+TOKEN=${TOKEN#s-1~}
 flip() {	# the token with its character at $1 changed
 	python3 -c 'import sys; t, i = sys.argv[1], int(sys.argv[2]); c = "A" if t[i] != "A" else "B"; print(t[:i] + c + t[i+1:])' "$TOKEN" "$1"
 }
