@@ -32,7 +32,7 @@ vm_packages() {
 	echo $(sh "$TOP/scripts/deps.sh" -l run) \
 	    linux-image-cloud-amd64 systemd systemd-sysv udev dbus kmod \
 	    procps util-linux iproute2 curl sqlite3 login less \
-	    libc6-dev netavark crun runsc
+	    libc6-dev netavark crun runsc systemd-journal-remote
 }
 
 # Why this host cannot boot the guest, if it cannot.
