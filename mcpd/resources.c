@@ -361,8 +361,9 @@ resources_read(struct mcp_req *req)
 		    MCP_E_RESOURCE_NOT_FOUND, json_pack("{s:s, s:s}", "uri",
 		    json_string_value(uri), "host", owner),
 		    "Resource not found here: sandbox %s is on host %s, not "
-		    "on %s, which is down or out of the balancer's rotation",
-		    u.id, owner, host_this(here, sizeof(here)));
+		    "on %s: the balancer sends you here while host %s is "
+		    "down, or since hosts were added or removed", u.id, owner,
+		    host_this(here, sizeof(here)), owner);
 		return;
 	}
 	b = evbuffer_new();

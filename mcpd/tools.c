@@ -692,10 +692,11 @@ args_sandbox(struct args *a, int required)
 	}
 	if (host_of(s, owner, sizeof(owner)) == -1) {
 		snprintf(a->err, sizeof(a->err), "Sandbox %s is on host %s, "
-		    "not on %s: host %s is down or out of the balancer's "
-		    "rotation. Its sandboxes are back when it is; "
-		    "run_code without a sandbox works meanwhile", s, owner,
-		    host_this(here, sizeof(here)), owner);
+		    "not on %s: the balancer sends you here while host %s "
+		    "is down, or since hosts were added or removed. Its "
+		    "sandboxes stay on %s; run_code without a sandbox "
+		    "works here", s, owner, host_this(here, sizeof(here)),
+		    owner, owner);
 		a->whole = 1;
 		return NULL;
 	}

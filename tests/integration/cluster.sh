@@ -131,6 +131,9 @@ check "haproxy answers in front of them" \
     wait_for 100 eval '[ "$(curl -s -m 2 -o /dev/null -w "%{http_code}" \
     "http://127.0.0.1:$PORT/healthz")" = 200 ]'
 ups() { grep -c "Server mcpd/h$1 is UP" "$T/haproxy.log"; }
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+# The times the scale page (docs/scale.md) quotes, as diagnostics.
+TIMES=
 
 # calls_on H K: tenant K's tool calls host H's mcpd has logged.
 calls_on() {
@@ -216,11 +219,13 @@ check "nine tenants' runs at once all answer 42" \
 
 # A host loses its sandboxd: /healthz turns it away, and HAProxy with it.
 DOWN=${HOME_OF[1]#h}
+t0=$(date +%s%N)
 kill -TERM "${HPID[h$DOWN.sandboxd]}"
 wait "${HPID[h$DOWN.sandboxd]}" 2> /dev/null
 unset "HPID[h$DOWN.sandboxd]"
 check "host h$DOWN, its sandboxd stopped, leaves the ring within seconds" \
     wait_for 100 eval 'grep -q "Server mcpd/h$DOWN is DOWN" "$T/haproxy.log"'
+TIMES="$TIMES sandboxd stopped to out of the ring $(ms_since "$t0") ms;"
 moved= stayed=
 for ((k = 1; k <= NT; k++)); do
 	call "$k" run_code "$RUN1"
@@ -238,9 +243,11 @@ check "no other tenant moves, and nothing else fails" test -z "$stayed" ||
     diag "moved or failed:$stayed"
 
 UPS=$(ups "$DOWN")
+t0=$(date +%s%N)
 host_daemon "$DOWN" sandboxd
 check "host h$DOWN back: in the ring again" \
     wait_for 150 eval '[ "$(ups "$DOWN")" -gt "$UPS" ]'
+TIMES="$TIMES sandboxd started to in the ring $(ms_since "$t0") ms;"
 bad=
 for ((k = 1; k <= NT; k++)); do
 	[ "${HOME_OF[$k]}" = "h$DOWN" ] || continue
@@ -297,6 +304,7 @@ else
 	declare -A AT_STOP
 	for ((k = 1; k <= NT; k++)); do AT_STOP[$k]=$(others_calls "$k" "$D"); done
 	DN=$(downs "$D")
+	t0=$(date +%s%N)
 	for d in mcpd sandboxd auditd; do
 		kill -TERM "${HPID[h$D.$d]}"
 		wait "${HPID[h$D.$d]}" 2> /dev/null
@@ -304,6 +312,7 @@ else
 	done
 	check "host h$D, its whole suite stopped under load, leaves the ring" \
 	    wait_for 100 eval '[ "$(downs "$D")" -gt "$DN" ]'
+	TIMES="$TIMES suite stopped to out of the ring $(ms_since "$t0") ms;"
 	moved() {	# the stopped host's tenants call on other hosts now
 		local k
 		for ((k = 1; k <= NT; k++)); do
@@ -319,7 +328,7 @@ else
 		[ "${HOME_OF[$k]}" = "h$D" ] || continue
 		call "$k" sandbox_exec "{\"sandbox\": \"${SBID[$k]}\", \"command\": \"cat f\"}"
 		# (SERVED is no help: the tenant's SDK client calls too.)
-		[ "$RC" = 2 ] && grep -qE "Sandbox ${SBID[$k]} is on host h$D, not on this host \(h[0-9]\): host h$D is down" "$T/r$k.json" ||
+		[ "$RC" = 2 ] && grep -qE "Sandbox ${SBID[$k]} is on host h$D, not on this host \(h[0-9]\): the balancer sends you here while host h$D is down" "$T/r$k.json" ||
 		    bad="$bad t$k($RC)"
 	done
 	check "a call naming one of its sandboxes is refused with its host's name" \
@@ -334,9 +343,11 @@ else
 	check "its download links are 503, naming it" test -z "$bad" ||
 	    diag "$bad"
 	UPS=$(ups "$D")
+	t0=$(date +%s%N)
 	for d in auditd sandboxd mcpd; do host_daemon "$D" "$d"; done
 	check "host h$D started again: in the ring again" \
 	    wait_for 150 eval '[ "$(ups "$D")" -gt "$UPS" ]'
+	TIMES="$TIMES suite started to in the ring $(ms_since "$t0") ms;"
 	declare -A AT_UP
 	for ((k = 1; k <= NT; k++)); do AT_UP[$k]=$(calls_on "$D" "$k"); done
 	back() {
@@ -475,6 +486,18 @@ for ((k = 1; k <= NT; k++)); do
 done
 check "the nine with sandboxes: none moves but to h4 ($n of $NT there)" \
     test -z "$wrong" || diag "$wrong"
+moved=
+for ((k = 1; k <= NT; k++)); do
+	[ "$(calls_on 4 "$k")" -gt 0 ] && { moved=$k; break; }
+done
+if [ -z "$moved" ]; then
+	ok "a tenant moved to h4 is told where its sandboxes are # SKIP none of the nine moved to h4 this run"
+else
+	call "$moved" sandbox_exec "{\"sandbox\": \"${SBID[$moved]}\", \"command\": \"cat f\"}"
+	check "a tenant moved to h4 is told where its sandboxes are (t$moved: $RC)" \
+	    eval '[ "$RC" = 2 ] && grep -qF "is on host ${HOME_OF[$moved]}, not on this host (h4): the balancer sends you here while host ${HOME_OF[$moved]} is down, or since hosts were added or removed" "$T/r$moved.json"' ||
+	    diag_file "$T/r$moved.json"
+fi
 
 # Every host's log on its own, then all of them gathered in one place.
 # (A tenant moved to h4 finds its sandbox no more: it stays on its old
@@ -504,6 +527,7 @@ check "the four hosts' logs, gathered, verify together ($(tail -n 1 "$T/merged.o
 kill "$HAP" 2> /dev/null
 wait "$HAP" 2> /dev/null
 HAP=
+diag "times:$TIMES"
 check "no sandbox process is left" \
     wait_for 10 eval '[ -z "$(sandbox_pids)" ]'
 for f in "$T"/h*/*.log; do

@@ -376,7 +376,7 @@ check "sandbox_list shows the id with the host name" \
 tcall ex3 sandbox_exec "{\"sandbox\":\"web-2~${HID#web-1~}\",\"command\":\"echo leaked\"}"
 check "the same id under another host's name is refused, naming it ($(jb ex3 result.content.0.text | head -c 90))" \
     eval '[ "$(jb ex3 result.isError)" = true ] && ! grep -q leaked "$T/ex3.b" &&
-    jb ex3 result.content.0.text | grep -qF "Sandbox web-2~${HID#web-1~} is on host web-2, not on this host (web-1): host web-2 is down"'
+    jb ex3 result.content.0.text | grep -qF "Sandbox web-2~${HID#web-1~} is on host web-2, not on this host (web-1): the balancer sends you here while host web-2 is down"'
 tcall ex4 sandbox_exec '{"sandbox":"web-2~hosted","command":"true"}'
 check "so is a name under another host's name" \
     eval 'jb ex4 result.content.0.text | grep -qF "is on host web-2"'
