@@ -1093,24 +1093,12 @@ links_path(const char *path)
 static int
 link_elsewhere(struct http_req *r, const char *tok, size_t len)
 {
-	const char	*sep = memchr(tok, HOST_SEP, len);
-	char		 owner[POLICY_HOST_NAME_MAX], why[96], text[384];
-	size_t		 n;
+	char		 owner[POLICY_HOST_NAME_MAX + 1], why[96], text[384];
 
-	if (sep == NULL)
+	if (host_of_n(tok, len, owner, sizeof(owner)) != -1)
 		return 0;
-	n = (size_t)(sep - tok);
-	if (n == strlen(mcpd_conf->host_name) &&
-	    strncmp(tok, mcpd_conf->host_name, n) == 0)
-		return 0;
-	if (n == 0 || n >= sizeof(owner)) {
-		refuse(r, 404, NULL, NULL, "not a link's shape",
-		    "404 Not Found: no such link\n");
-		return 1;
-	}
-	memcpy(owner, tok, n);
-	owner[n] = '\0';
-	if (!name_valid(owner)) {
+	/* One too long is cut to more than a host name may be. */
+	if (strlen(owner) >= POLICY_HOST_NAME_MAX || !name_valid(owner)) {
 		refuse(r, 404, NULL, NULL, "not a link's shape",
 		    "404 Not Found: no such link\n");
 		return 1;

@@ -118,6 +118,8 @@ void		 op_free(struct op *);
 #define HOST_SEP		'~'
 const char	*host_id(const char *, char *, size_t);
 int		 host_of(const char *, char *, size_t);
+/* host_of() of the first len bytes. */
+int		 host_of_n(const char *, size_t, char *, size_t);
 const char	*host_local(const char *);
 /* An id or name, with or without a host's name: its letters are names'. */
 int		 host_id_valid(const char *);

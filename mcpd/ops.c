@@ -318,9 +318,9 @@ host_id(const char *id, char *buf, size_t len)
 }
 
 int
-host_of(const char *id, char *owner, size_t len)
+host_of_n(const char *id, size_t idlen, char *owner, size_t len)
 {
-	const char	*sep = strchr(id, HOST_SEP);
+	const char	*sep = memchr(id, HOST_SEP, idlen);
 	size_t		 n;
 
 	if (sep == NULL)
@@ -331,6 +331,12 @@ host_of(const char *id, char *owner, size_t len)
 		return 1;
 	snprintf(owner, len, "%.*s", (int)n, id);
 	return -1;
+}
+
+int
+host_of(const char *id, char *owner, size_t len)
+{
+	return host_of_n(id, strlen(id), owner, len);
 }
 
 int

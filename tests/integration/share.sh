@@ -251,6 +251,8 @@ get "$URL/files/~${TOKEN#s-1~}/small.txt"
 check "an empty host name is no link ($ST)" test "$ST" = 404
 get "$URL/files/a%21b~${TOKEN#s-1~}/small.txt"
 check "nor is one with other letters ($ST)" test "$ST" = 404
+get "$URL/files/abcdefghijklmnopqrstuvwxyz~${TOKEN#s-1~}/small.txt"
+check "nor one longer than a host name may be ($ST)" test "$ST" = 404
 
 # --- Refused -----------------------------------------------------------
 TOKEN=${TOKEN#s-1~}
