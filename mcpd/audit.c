@@ -273,6 +273,24 @@ maudit_tool_call(const struct mcp_req *req, const char *result, int code)
 	free(dump);
 }
 
+int
+maudit_gate(struct maudit_gate *g, unsigned int per_s, unsigned int *missed)
+{
+	uint64_t	 now = mono_ms() / 1000;
+
+	*missed = 0;
+	if (now != g->second) {
+		*missed = g->dropped;
+		g->second = now;
+		g->count = g->dropped = 0;
+	}
+	if (g->count++ >= per_s) {
+		g->dropped++;
+		return 0;
+	}
+	return 1;
+}
+
 void
 maudit_auth_failure(const char *peer, const char *reason)
 {

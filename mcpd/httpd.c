@@ -308,26 +308,21 @@ principal_of(uint8_t out[32], const char *fmt, ...)
 static void
 auth_failed(const struct http_req *r, enum mx_auth why, const char *reason)
 {
-	static uint64_t	 second;
-	static unsigned	 count, dropped;
-	uint64_t	 now = mono_ms() / 1000;
+	static struct maudit_gate gate;
+	unsigned int	 missed;
+	int		 pass;
 	char		 msg[96], peer[96], path[96];
 
 	metrics_auth_failure(why);
-	if (now != second) {
-		if (dropped > 0) {
-			snprintf(msg, sizeof(msg), "%u more failures not "
-			    "recorded one by one", dropped);
-			maudit_auth_failure("many", msg);
-			log_info("auth_failure peer=many count=%u", dropped);
-		}
-		second = now;
-		count = dropped = 0;
+	pass = maudit_gate(&gate, AUTH_RECORDS_PER_S, &missed);
+	if (missed > 0) {
+		snprintf(msg, sizeof(msg), "%u more failures not recorded one "
+		    "by one", missed);
+		maudit_auth_failure("many", msg);
+		log_info("auth_failure peer=many count=%u", missed);
 	}
-	if (count++ >= AUTH_RECORDS_PER_S) {
-		dropped++;
+	if (!pass)
 		return;
-	}
 	log_info("auth_failure peer=%s reason=%s path=%s",
 	    log_value(r->peer, peer, sizeof(peer)), metrics_auth_name(why),
 	    log_value(r->path, path, sizeof(path)));

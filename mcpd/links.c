@@ -262,21 +262,20 @@ sharing_link(struct sharing *sh)
 
 	crypto_hash_sha256_final(&sh->sha, sum);
 	sodium_bin2hex(hexsum, sizeof(hexsum), sum, sizeof(sum));
-	if (fstat(sh->fd, &st) == -1 || st.st_ino != sh->st.st_ino ||
-	    st.st_size != sh->st.st_size ||
-	    ts_ns(&st.st_ctim) != ts_ns(&sh->st.st_ctim)) {
-		sharing_file_error(sh, "the file changed while it was read; "
-		    "share it once it is written");
-		return;
-	}
+	/* The claim is of the file as opened; it must be so still. */
 	memset(&c, 0, sizeof(c));
 	str_copy(c.tenant, sh->tenant->name, sizeof(c.tenant));
 	str_copy(c.sandbox, sh->id, sizeof(c.sandbox));
 	str_copy(c.path, f->path, sizeof(c.path));
-	c.ino = (uint64_t)st.st_ino;
-	c.size = (uint64_t)st.st_size;
-	c.ctime_ns = ts_ns(&st.st_ctim);
+	c.ino = (uint64_t)sh->st.st_ino;
+	c.size = (uint64_t)sh->st.st_size;
+	c.ctime_ns = ts_ns(&sh->st.st_ctim);
 	c.expires = sh->expires;
+	if (fstat(sh->fd, &st) == -1 || !same_file(&st, &c)) {
+		sharing_file_error(sh, "the file changed while it was read; "
+		    "share it once it is written");
+		return;
+	}
 	if (share_token_make(&c, name, token, sizeof(token)) == -1) {
 		sharing_file_error(sh, "no link can name this file");
 		return;
@@ -722,27 +721,20 @@ static void
 refusal_record(const char *peer, const struct share_claim *c,
     const char *reason)
 {
-	static uint64_t		 second;
-	static unsigned int	 count, dropped;
+	static struct maudit_gate gate;
 	struct audit_body	 b;
-	uint64_t		 now = mono_ms() / 1000;
-	unsigned int		 n;
+	unsigned int		 missed;
+	int			 pass;
 	char			 msg[64], pv[96];
 
-	if (now != second) {
-		n = dropped;
-		second = now;
-		count = dropped = 0;
-		if (n > 0) {
-			snprintf(msg, sizeof(msg), "%u more refusals not "
-			    "recorded one by one", n);
-			refusal_record("many", NULL, msg);
-		}
+	pass = maudit_gate(&gate, REFUSALS_PER_S, &missed);
+	if (missed > 0) {
+		snprintf(msg, sizeof(msg), "%u more refusals not recorded one "
+		    "by one", missed);
+		refusal_record("many", NULL, msg);
 	}
-	if (count++ >= REFUSALS_PER_S) {
-		dropped++;
+	if (!pass)
 		return;
-	}
 	log_info("download_refused peer=%s reason=\"%s\"",
 	    log_value(peer, pv, sizeof(pv)), reason);
 	audit_body_init(&b);
@@ -831,15 +823,20 @@ download_gone(struct http_req *r)
 	http_req_release(r);
 }
 
+/* The request no longer knows the download, which is freed. */
+static void
+download_drop(struct download *d)
+{
+	d->r->data = NULL;
+	d->r->gone = NULL;
+	download_free(d);
+}
+
 static void
 download_done(struct download *d, const char *outcome)
 {
-	struct http_req	*r = d->r;
-
 	download_record(d, outcome);
-	r->data = NULL;
-	r->gone = NULL;
-	download_free(d);
+	download_drop(d);
 }
 
 /* Send what the client has room for, as the budget allows. */
@@ -999,9 +996,7 @@ download_opened(struct op *op)
 			    op_error(op), "503 Service Unavailable: the "
 			    "sandbox service cannot serve this link now\n");
 		op_free(op);
-		r->data = NULL;
-		r->gone = NULL;
-		download_free(d);
+		download_drop(d);
 		return;
 	}
 	d->fd = op->fd;
@@ -1011,9 +1006,7 @@ download_opened(struct op *op)
 		refuse(r, 410, NULL, &d->c, "the file changed since it was "
 		    "shared", "410 Gone: the file changed since this link "
 		    "was made\n");
-		r->data = NULL;
-		r->gone = NULL;
-		download_free(d);
+		download_drop(d);
 		return;
 	}
 	etag_of(&d->c, etag, sizeof(etag));
@@ -1037,9 +1030,7 @@ download_opened(struct op *op)
 		refuse(r, 416, extra, &d->c, "a range outside the file",
 		    "416 Range Not Satisfiable\n");
 		free(extra);
-		r->data = NULL;
-		r->gone = NULL;
-		download_free(d);
+		download_drop(d);
 		return;
 	}
 	if (rv == 1) {
@@ -1070,10 +1061,7 @@ download_opened(struct op *op)
 	len = d->end - d->off;
 	if (d->head || len == 0) {
 		/* Nothing to send: recorded, and done with, now. */
-		download_record(d, "ok");
-		r->data = NULL;
-		r->gone = NULL;
-		download_free(d);
+		download_done(d, "ok");
 	}
 	http_body_start(r, code, mime != NULL ? mime :
 	    "application/octet-stream", extra, len, download_pull);

@@ -170,6 +170,18 @@ void		 maudit_send(uint32_t, uint32_t, const char *, const char *,
 		    const struct audit_body *);
 struct mx_audit;
 void		 maudit_stats(struct mx_audit *);
+/*
+ * Records a stranger can cause, at most per_s a second: 1 when this one
+ * may be recorded.  missed: how many the last second left out, once,
+ * as a new second begins (else 0), for the caller to record as many.
+ */
+struct maudit_gate {
+	uint64_t		 second;
+	unsigned int		 count;
+	unsigned int		 dropped;
+};
+int		 maudit_gate(struct maudit_gate *, unsigned int,
+		    unsigned int *);
 
 /* local.c: stdio mode's copies between the machine and a sandbox. */
 int		 local_path_allowed(const char *, int, char *, size_t,

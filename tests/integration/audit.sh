@@ -295,6 +295,26 @@ kill "$TAILPID"
 wait "$TAILPID" 2>/dev/null
 TAILPID=
 
+# A stranger's flood of bad tokens: ten records a second, the rest counted
+# in one record of peer "many", so that every failure is in the log.
+pids=
+for i in $(seq 40); do
+	mcp "flood$i" "flood-token-$i" run_code '{"language":"sh","code":"echo no"}' &
+	pids="$pids $!"
+done
+wait $pids
+sleep 1.1
+mcp flood41 "flood-token-41" run_code '{"language":"sh","code":"echo no"}'
+check "a flood of 40 bad tokens, then one more a second later: all refused" \
+    test "$(grep -l Unauthorized "$T"/flood*.b | wc -l)" = 41
+check "is recorded ten a second, the rest counted, every failure accounted for" \
+    wait_for 10 eval 'export_ --event auth-failure &&
+    jq_ "(sum(1 if r[\"body\"][\"peer\"] != \"many\" else
+        int(r[\"body\"][\"reason\"].split()[0]) for r in R) == 42 and
+        any(r[\"body\"][\"peer\"] == \"many\" for r in R) and
+        sum(r[\"body\"][\"peer\"] != \"many\" for r in R) < 42)" > /dev/null' ||
+    jq_ "[(r[\"body\"][\"peer\"], r[\"body\"][\"reason\"]) for r in R if r[\"body\"][\"peer\"] == \"many\"] + [sum(r[\"body\"][\"peer\"] != \"many\" for r in R)]"
+
 # --- verification of the live log, by root and by the audit group ----------
 
 verify -f "$CONF" audit verify
