@@ -86,6 +86,7 @@ struct http_conn {
 	int			 finishing;	/* a reply is on its way */
 	int			 dropping;	/* closing from the loop */
 	char			 peer[64];
+	char			 addr[INET6_ADDRSTRLEN];	/* "": unix */
 	void			*larg;		/* its listener's */
 	int			 has_cred;	/* unix socket: peer creds */
 	uid_t			 uid;
@@ -452,6 +453,7 @@ conn_bind(struct http_conn *c)
 
 	req->conn = c;
 	str_copy(req->peer, c->peer, sizeof(req->peer));
+	str_copy(req->addr, c->addr, sizeof(req->addr));
 	req->larg = c->larg;
 	req->tls = c->tls;
 	req->has_cred = c->has_cred;
@@ -919,18 +921,20 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 			c->larg = srv->largs[i];
 			c->tls = srv->ltls[i];
 		}
-	if (sa->sa_family == AF_INET)
+	if (sa->sa_family == AF_INET) {
 		snprintf(c->peer, sizeof(c->peer), "%s:%u",
 		    inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr,
 		    addr, sizeof(addr)),
 		    ntohs(((struct sockaddr_in *)sa)->sin_port));
-	else if (sa->sa_family == AF_INET6)
+		str_copy(c->addr, addr, sizeof(c->addr));
+	} else if (sa->sa_family == AF_INET6) {
 		snprintf(c->peer, sizeof(c->peer), "[%s]:%u",
 		    inet_ntop(AF_INET6,
 		    &((struct sockaddr_in6 *)sa)->sin6_addr, addr,
 		    sizeof(addr)),
 		    ntohs(((struct sockaddr_in6 *)sa)->sin6_port));
-	else {
+		str_copy(c->addr, addr, sizeof(c->addr));
+	} else {
 		if (sock_peer_cred(fd, &uc) == 0) {
 			c->has_cred = 1;
 			c->uid = uc.uid;

@@ -38,7 +38,14 @@ struct http_req {
 	int			 nheaders;
 	uint8_t			*body;
 	size_t			 bodylen;
-	char			 peer[64];	/* for logs */
+	/*
+	 * For logs and the audit: the socket's peer, or behind a balancer
+	 * of "allow proxy" the client it names, "ADDRESS via PEER".
+	 */
+	char			 peer[128];
+	char			 addr[46];	/* the socket's, no port; "": unix */
+	const char		*scheme;	/* a balancer's X-Forwarded-Proto */
+	int			 forwarded;	/* peer and scheme looked at */
 	int			 responding;	/* a reply was started */
 	int			 streaming;	/* chunked, not over yet */
 	void			*larg;		/* its listener's */

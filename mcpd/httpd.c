@@ -18,6 +18,9 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -311,7 +314,7 @@ auth_failed(const struct http_req *r, enum mx_auth why, const char *reason)
 	static struct maudit_gate gate;
 	unsigned int	 missed;
 	int		 pass;
-	char		 msg[96], peer[96], path[96];
+	char		 msg[96], peer[160], path[96];
 
 	metrics_auth_failure(why);
 	pass = maudit_gate(&gate, AUTH_RECORDS_PER_S, &missed);
@@ -1651,13 +1654,99 @@ peer_origin(const struct http_req *r, struct mcp_peer *peer)
 	if (host != NULL && strlen(host) < sizeof(peer->origin) - 10 &&
 	    strcspn(host, "/?#@\\ \t\"<>") == strlen(host))
 		snprintf(peer->origin, sizeof(peer->origin), "%s://%s",
-		    r->tls ? "https" : "http", host);
+		    r->scheme != NULL ? r->scheme : r->tls ? "https" : "http",
+		    host);
+}
+
+/* Is the socket's peer, an address with no port, an "allow proxy"? */
+static int
+proxy_allowed(const char *addr)
+{
+	const struct policy	*conf = h.conf;
+	uint8_t			 a[16], n[16];
+	char			 net[INET6_ADDRSTRLEN + 8], *slash;
+	int			 af;
+	size_t			 i;
+	long			 bits, j;
+
+	/* An IPv4 peer of a listener on [::] is ::ffff:a.b.c.d. */
+	if (strncasecmp(addr, "::ffff:", 7) == 0 && strchr(addr, '.') != NULL)
+		addr += 7;
+	af = strchr(addr, ':') != NULL ? AF_INET6 : AF_INET;
+	if (inet_pton(af, addr, a) != 1)
+		return 0;
+	for (i = 0; i < conf->nallow_proxies; i++) {
+		str_copy(net, conf->allow_proxies[i], sizeof(net));
+		if ((slash = strchr(net, '/')) == NULL)
+			continue;
+		*slash = '\0';
+		bits = strtol(slash + 1, NULL, 10);
+		if ((strchr(net, ':') != NULL) != (af == AF_INET6) ||
+		    inet_pton(af, net, n) != 1)
+			continue;
+		for (j = 0; j < bits; j++)
+			if (((a[j / 8] ^ n[j / 8]) >> (7 - j % 8)) & 1)
+				break;
+		if (j == bits)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Behind a balancer of "allow proxy", the client it names and the scheme
+ * it was reached by.  Of X-Forwarded-For, only the address the balancer
+ * added counts, the last of the last header: any before it are the
+ * client's own word.  From anyone else the headers are nothing.
+ */
+static void
+forwarded(struct http_req *r)
+{
+	const char	*v = NULL, *p;
+	char		 ip[INET6_ADDRSTRLEN];
+	char		 via[INET6_ADDRSTRLEN + 5 + sizeof(r->peer)];
+	uint8_t		 a[16];
+	size_t		 n;
+	int		 i;
+
+	if (r->forwarded)
+		return;
+	r->forwarded = 1;
+	if (r->addr[0] == '\0' || h.conf->nallow_proxies == 0 ||
+	    !proxy_allowed(r->addr))
+		return;
+	for (i = 0; i < r->nheaders; i++)
+		if (strcmp(r->headers[i].name, "x-forwarded-proto") == 0)
+			v = r->headers[i].value;
+	if (v != NULL && strcasecmp(v, "https") == 0)
+		r->scheme = "https";
+	else if (v != NULL && strcasecmp(v, "http") == 0)
+		r->scheme = "http";
+	v = NULL;
+	for (i = 0; i < r->nheaders; i++)
+		if (strcmp(r->headers[i].name, "x-forwarded-for") == 0)
+			v = r->headers[i].value;
+	if (v == NULL)
+		return;
+	if ((p = strrchr(v, ',')) != NULL)
+		v = p + 1;
+	v += strspn(v, " \t");
+	n = strcspn(v, " \t");
+	if (n == 0 || n >= sizeof(ip) || v[n + strspn(v + n, " \t")] != '\0')
+		return;
+	memcpy(ip, v, n);
+	ip[n] = '\0';
+	if (inet_pton(AF_INET, ip, a) != 1 && inet_pton(AF_INET6, ip, a) != 1)
+		return;
+	snprintf(via, sizeof(via), "%s via %s", ip, r->peer);
+	str_copy(r->peer, via, sizeof(r->peer));
 }
 
 /* Host and Origin, the path, the credentials: -1 once answered. */
 static int
 httpd_admit(struct http_req *r, struct mcp_peer *peer, int head)
 {
+	forwarded(r);
 	if (oauth_metadata_path(r->path) &&
 	    host_allowed(http_header(r, "host"))) {
 		resource_metadata(r, head);

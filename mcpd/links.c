@@ -713,7 +713,7 @@ struct download {
 	int			 partial;	/* a range */
 	int			 head;
 	crypto_hash_sha256_state sha;
-	char			 peer[64];
+	char			 peer[128];
 	uint8_t			 buf[LINK_CHUNK];
 };
 
@@ -725,7 +725,7 @@ refusal_record(const char *peer, const struct share_claim *c,
 	struct audit_body	 b;
 	unsigned int		 missed;
 	int			 pass;
-	char			 msg[64], pv[96];
+	char			 msg[64], pv[160];
 
 	pass = maudit_gate(&gate, REFUSALS_PER_S, &missed);
 	if (missed > 0) {

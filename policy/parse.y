@@ -235,6 +235,7 @@ static void	 listen_tcp(struct parse_ctx *, const struct ploc *, char *,
 static void	 listen_unix(struct parse_ctx *, const struct ploc *, char *,
 		    long long, char *);
 static void	 allow_host(struct parse_ctx *, const struct ploc *, char *);
+static void	 allow_proxy(struct parse_ctx *, const struct ploc *, char *);
 static void	 allow_origin(struct parse_ctx *, const struct ploc *,
 		    char *);
 static void	 image_add(struct parse_ctx *, const struct ploc *, char *,
@@ -340,7 +341,7 @@ static void	 share_expiry(struct parse_ctx *, const struct ploc *, char *);
 %token	OAUTH "oauth" ISSUER "issuer" AUDIENCE "audience" JWKS "jwks"
 %token	SCOPE "scope" LEEWAY "leeway" TYPE "type" CLAIM "claim" ANY "any"
 %token	SHARE "share" URL "url" EXPIRY "expiry" DOWNLOADS "downloads"
-%token	RATE "rate" NAME "name"
+%token	RATE "rate" NAME "name" PROXY "proxy"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
 %type	<string> string imgname rtname macroname listentenant imgruntime
@@ -392,6 +393,7 @@ string		: STRING
 		| DOWNLOADS			{ $$ = xstrdup("downloads"); }
 		| RATE				{ $$ = xstrdup("rate"); }
 		| NAME				{ $$ = xstrdup("name"); }
+		| PROXY				{ $$ = xstrdup("proxy"); }
 		;
 
 /* The built-in image's name is also a keyword. */
@@ -471,6 +473,7 @@ main		: USER string {
 		}
 		| ALLOW HOST string		{ allow_host(ctx, &@1, $3); }
 		| ALLOW ORIGIN string		{ allow_origin(ctx, &@1, $3); }
+		| ALLOW PROXY string		{ allow_proxy(ctx, &@1, $3); }
 		| METRICS TOKEN string		{ metrics_token(ctx, &@1, $3); }
 		| METRICS TENANT string		{ metrics_tenant(ctx, &@1, $3); }
 		| IMAGE imgname HOST pool imgruntime {
@@ -748,6 +751,7 @@ static const struct keyword {
 	{ "platform",		PLATFORM },
 	{ "pool",		POOL },
 	{ "port",		PORT },
+	{ "proxy",		PROXY },
 	{ "rate",		RATE },
 	{ "read-only",		READONLY },
 	{ "requests",		REQUESTS },
@@ -870,7 +874,8 @@ unlist_local(yysymbol_kind_t *expected, int n)
 		    expected[i] != YYSYMBOL_EXPIRY &&
 		    expected[i] != YYSYMBOL_DOWNLOADS &&
 		    expected[i] != YYSYMBOL_RATE &&
-		    expected[i] != YYSYMBOL_NAME)
+		    expected[i] != YYSYMBOL_NAME &&
+		    expected[i] != YYSYMBOL_PROXY)
 			expected[j++] = expected[i];
 	return j;
 }
@@ -2011,6 +2016,58 @@ allow_origin(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 		return;
 	}
 	free(s);
+}
+
+/*
+ * "allow proxy ADDRESS[/BITS]": a balancer whose X-Forwarded-For and
+ * X-Forwarded-Proto mcpd believes.  Kept as inet_ntop() writes the
+ * network, with its bits, so that one written two ways is one.
+ */
+static void
+allow_proxy(struct parse_ctx *ctx, const struct ploc *loc, char *s)
+{
+	uint8_t		 a[16];
+	char		 buf[INET6_ADDRSTRLEN], *slash, *end, *canon;
+	int		 af, max;
+	long		 bits;
+	size_t		 i;
+
+	if ((slash = strchr(s, '/')) != NULL)
+		*slash = '\0';
+	af = strchr(s, ':') != NULL ? AF_INET6 : AF_INET;
+	max = af == AF_INET6 ? 128 : 32;
+	if (inet_pton(af, s, a) != 1) {
+		if (slash != NULL)
+			*slash = '/';
+		perr(ctx, loc, "allow proxy \"%.*s\": not an IPv4 or IPv6 "
+		    "address, with /BITS or without", TEXT_MAX, s);
+		free(s);
+		return;
+	}
+	bits = max;
+	if (slash != NULL) {
+		errno = 0;
+		bits = strtol(slash + 1, &end, 10);
+		if (slash[1] == '\0' || *end != '\0' || errno != 0 ||
+		    bits < 0 || bits > max) {
+			*slash = '/';
+			perr(ctx, loc, "allow proxy \"%.*s\": the bits after "
+			    "'/' are 0 to %d", TEXT_MAX, s, max);
+			free(s);
+			return;
+		}
+	}
+	/* The network: the bits past its length are nobody's. */
+	for (i = 0; i < (size_t)max / 8; i++)
+		if ((long)i * 8 >= bits)
+			a[i] = 0;
+		else if ((long)i * 8 + 8 > bits)
+			a[i] &= (uint8_t)(0xff << (8 - (bits - (long)i * 8)));
+	(void)inet_ntop(af, a, buf, sizeof(buf));
+	(void)xasprintf(&canon, "%s/%ld", buf, bits);
+	free(s);
+	allow_add(ctx, loc, "allow proxy", canon, &ctx->p->allow_proxies,
+	    &ctx->p->nallow_proxies);
 }
 
 static void

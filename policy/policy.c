@@ -45,6 +45,7 @@ policy_free(struct policy *p)
 	}
 	free_strings(p->allow_hosts, p->nallow_hosts);
 	free_strings(p->allow_origins, p->nallow_origins);
+	free_strings(p->allow_proxies, p->nallow_proxies);
 	if (p->metrics_tokens != NULL)
 		sodium_memzero(p->metrics_tokens, p->nmetrics_tokens *
 		    sizeof(*p->metrics_tokens));
@@ -603,13 +604,16 @@ dump_allow(FILE *fp, const struct policy *p)
 {
 	size_t	 i;
 
-	if (p->nallow_hosts == 0 && p->nallow_origins == 0)
+	if (p->nallow_hosts == 0 && p->nallow_origins == 0 &&
+	    p->nallow_proxies == 0)
 		return;
 	fputc('\n', fp);
 	for (i = 0; i < p->nallow_hosts; i++)
 		dump_kv(fp, "", "allow host", p->allow_hosts[i]);
 	for (i = 0; i < p->nallow_origins; i++)
 		dump_kv(fp, "", "allow origin", p->allow_origins[i]);
+	for (i = 0; i < p->nallow_proxies; i++)
+		dump_kv(fp, "", "allow proxy", p->allow_proxies[i]);
 }
 
 /*

@@ -325,6 +325,9 @@ struct policy {
 	size_t			 nallow_hosts;
 	char			**allow_origins;	/* browser Origins */
 	size_t			 nallow_origins;
+	/* Balancers whose forwarding headers count: "ADDRESS/BITS". */
+	char			**allow_proxies;
+	size_t			 nallow_proxies;
 	/* Who may read mcpd's /metrics, beside root on a UNIX socket. */
 	uint8_t			(*metrics_tokens)[POLICY_TOKEN_HASH_LEN];
 	size_t			 nmetrics_tokens;
@@ -400,7 +403,7 @@ struct policy_changes {
 	unsigned int		 limits_added;
 	unsigned int		 limits_changed;
 	unsigned int		 limits_removed;
-	int			 allow_changed;	/* allow host, allow origin */
+	int			 allow_changed;	/* allow host, origin, proxy */
 	int			 metrics_changed;	/* metrics statements */
 	int			 share_changed;	/* share url, share expiry */
 	unsigned int		 ignored;	/* need a restart */

@@ -333,12 +333,16 @@ reload_allow(struct policy *cur, struct policy *next,
 	if (strings_same(cur->allow_hosts, cur->nallow_hosts,
 	    next->allow_hosts, next->nallow_hosts) &&
 	    strings_same(cur->allow_origins, cur->nallow_origins,
-	    next->allow_origins, next->nallow_origins))
+	    next->allow_origins, next->nallow_origins) &&
+	    strings_same(cur->allow_proxies, cur->nallow_proxies,
+	    next->allow_proxies, next->nallow_proxies))
 		return;
 	SWAP(cur->allow_hosts, next->allow_hosts);
 	SWAP(cur->nallow_hosts, next->nallow_hosts);
 	SWAP(cur->allow_origins, next->allow_origins);
 	SWAP(cur->nallow_origins, next->nallow_origins);
+	SWAP(cur->allow_proxies, next->allow_proxies);
+	SWAP(cur->nallow_proxies, next->nallow_proxies);
 	ch->allow_changed = 1;
 }
 

@@ -60,6 +60,7 @@ sandbox-init "$B/sandbox-init"
 sandbox uids $((SANDBOX_UIDS + (n - 1) * 16 * 65536)) 16
 listen on 10.77.$n.2 port 8080 plaintext
 share url "http://127.0.0.1:$PORT"
+allow proxy 10.77.$n.1
 limits default {
 	memory 128M
 	timeout 30s
@@ -132,6 +133,18 @@ HAP=$!
 check "haproxy answers in front of them" \
     wait_for 100 eval '[ "$(curl -s -m 2 -o /dev/null -w "%{http_code}" \
     "http://127.0.0.1:$PORT/healthz")" = 200 ]'
+# The client's address reaches the hosts' logs through the balancer, a
+# client's own X-Forwarded-For does not.
+curl -s -m 10 -o /dev/null -H "Authorization: Bearer nobody-$$" \
+    -H "X-Forwarded-For: 6.6.6.6" -H "Content-Type: application/json" \
+    -H "Accept: application/json, text/event-stream" \
+    -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' "$URL"
+seen_via() {
+	grep -qE 'auth_failure peer="127\.0\.0\.1 via 10\.77\.[123]\.1:' \
+	    "$T"/h[123]/mcpd.log
+}
+check "a client's failure is logged by its host as 127.0.0.1 via the balancer, not as the address it claimed" \
+    eval 'wait_for 5 seen_via && ! grep -q 6.6.6.6 "$T"/h[123]/mcpd.log'
 ups() { grep -c "Server mcpd/h$1 is UP" "$T/haproxy.log"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 # The times the scale page (docs/scale.md) quotes, as diagnostics.

@@ -34,6 +34,7 @@ state directory "$T/state"
 sandbox-init "$B/sandbox-init"
 sandbox uids $SANDBOX_UIDS 16
 host name web-1
+allow proxy 127.0.0.2
 listen on 127.0.0.1 port $PORT
 listen on unix "$RUN/mcpd.sock"
 listen on unix "$RUN/open.sock" mode 0666
@@ -395,6 +396,41 @@ post rl '{"jsonrpc":"2.0","id":3,"method":"resources/list"}' \
     -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: 2025-11-25"
 check "resources/list names the sandbox by the id with the host name" \
     grep -qF "sandbox://$HID/logs" "$T/rl.b"
+# --- behind a balancer: "allow proxy 127.0.0.2" -----------------------------------
+# Its X-Forwarded-For (the last address of the last header, which it
+# added) names the client in the log and the audit; from anyone else the
+# headers are nothing.
+P2="--interface 127.0.0.2"
+BAD="Authorization: Bearer not-a-token"
+AUTH="$BAD" post xff1 "$PING" $P2 -H "X-Forwarded-For: 203.0.113.7"
+check "from the proxy, a client's failure is logged as its address via the proxy ($ST)" \
+    eval '[ "$ST" = 401 ] && wait_log "$T/mcpd.log" "auth_failure peer=\"203.0.113.7 via 127.0.0.2:" 5'
+AUTH="$BAD" post xff2 "$PING" $P2 -H "X-Forwarded-For: 198.51.100.1, 203.0.113.9"
+check "of a list, the last address, the one the proxy added" \
+    eval 'wait_log "$T/mcpd.log" "auth_failure peer=\"203.0.113.9 via 127.0.0.2:" 5 &&
+    ! grep -q "peer=\"198.51.100.1" "$T/mcpd.log"'
+AUTH="$BAD" post xff3 "$PING" $P2 -H "X-Forwarded-For: 198.51.100.2" \
+    -H "X-Forwarded-For: 203.0.113.10"
+check "of several headers, the last" \
+    eval 'wait_log "$T/mcpd.log" "auth_failure peer=\"203.0.113.10 via 127.0.0.2:" 5 &&
+    ! grep -q "peer=\"198.51.100.2" "$T/mcpd.log"'
+AUTH="$BAD" post xff4 "$PING" $P2 -H "X-Forwarded-For: 203.0.113.11 junk"
+AUTH="$BAD" post xff5 "$PING" $P2 -H "X-Forwarded-For: not-an-address"
+AUTH="$BAD" post xff6 "$PING" -H "X-Forwarded-For: 203.0.113.66"
+check "not an address, or from a peer that is no proxy: the socket's peer, the header ignored" \
+    eval 'wait_for 5 eval "[ \"\$(grep -c \"auth_failure peer=127.0.0.2:\" \"$T/mcpd.log\")\" -ge 2 ]" &&
+    wait_log "$T/mcpd.log" "auth_failure peer=127.0.0.1:" 5 &&
+    ! grep -qE "203.0.113.(11|66)|not-an-address" "$T/mcpd.log"'
+tcall wf sandbox_write_file "{\"sandbox\":\"$HID\",\"path\":\"f.txt\",\"content\":\"x\"}"
+SHARE=',"name":"sandbox_share_file","arguments":{"sandbox":"'"$HID"'","path":"f.txt"}'
+modern sh1 tools/call "$SHARE" -H "Mcp-Method: tools/call" \
+    -H "Mcp-Name: sandbox_share_file" $P2 -H "X-Forwarded-Proto: https"
+check "X-Forwarded-Proto https from the proxy: links are made with https ($(jb sh1 result.structuredContent.files.0.url | cut -c1-30)...)" \
+    eval 'jb sh1 result.structuredContent.files.0.url | grep -q "^https://127.0.0.1:$PORT/files/web-1~"'
+modern sh2 tools/call "$SHARE" -H "Mcp-Method: tools/call" \
+    -H "Mcp-Name: sandbox_share_file" -H "X-Forwarded-Proto: https"
+check "and from anyone else, with the scheme of the connection ($(jb sh2 result.structuredContent.files.0.url | cut -c1-30)...)" \
+    eval 'jb sh2 result.structuredContent.files.0.url | grep -q "^http://127.0.0.1:$PORT/files/web-1~"'
 tcall st sandbox_stop "{\"sandbox\":\"$HID\"}"
 check "sandbox_stop takes it and says it back ($(jb st result.content.0.text))" \
     eval '[ "$(jb st result.structuredContent.sandbox)" = "$HID" ] && [ "$(jb st result.structuredContent.stopped)" = true ]'

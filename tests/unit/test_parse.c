@@ -1145,6 +1145,60 @@ test_host_name(void)
 	    "t.conf:2: host name given twice");
 }
 
+/* "allow proxy": balancers whose forwarding headers mcpd believes. */
+static void
+test_allow_proxy(void)
+{
+	struct policy	*p;
+	char		*d;
+
+	p = loads("allow proxy forms",
+	    "allow proxy 10.0.0.5\nallow proxy 10.1.2.3/8\n"
+	    "allow proxy \"2001:DB8::1/64\"\nallow proxy \"::1\"\n"
+	    "allow proxy 0.0.0.0/0\n");
+	ok(p != NULL && p->nallow_proxies == 5 &&
+	    strcmp(p->allow_proxies[0], "10.0.0.5/32") == 0 &&
+	    strcmp(p->allow_proxies[1], "10.0.0.0/8") == 0 &&
+	    strcmp(p->allow_proxies[2], "2001:db8::/64") == 0 &&
+	    strcmp(p->allow_proxies[3], "::1/128") == 0 &&
+	    strcmp(p->allow_proxies[4], "0.0.0.0/0") == 0,
+	    "kept as networks with their bits, the host bits cleared");
+	if (p != NULL) {
+		d = dump_text(p);
+		ok(strstr(d, "allow proxy \"10.0.0.0/8\"\n") != NULL,
+		    "and dumped");
+		free(d);
+		round_trip("allow proxy", p);
+	}
+	policy_free(p);
+
+	p = loads("\"proxy\" still a value",
+	    "tenant proxy {\n\tuid 5\n}\n");
+	ok(p != NULL && policy_tenant(p, "proxy") != NULL,
+	    "a tenant called \"proxy\"");
+	policy_free(p);
+
+	fails("allow proxy not an address", "allow proxy balancer\n",
+	    "t.conf:1: allow proxy \"balancer\": not an IPv4 or IPv6 address, "
+	    "with /BITS or without");
+	fails("allow proxy with a bad octet", "allow proxy 10.0.0.300\n",
+	    "t.conf:1: allow proxy \"10.0.0.300\": not an IPv4 or IPv6 "
+	    "address, with /BITS or without");
+	fails("allow proxy with too many bits", "allow proxy 10.0.0.0/33\n",
+	    "t.conf:1: allow proxy \"10.0.0.0/33\": the bits after '/' are 0 "
+	    "to 32");
+	fails("allow proxy with no bits after '/'", "allow proxy 10.0.0.0/\n",
+	    "t.conf:1: allow proxy \"10.0.0.0/\": the bits after '/' are 0 "
+	    "to 32");
+	fails("allow proxy IPv6 with too many bits",
+	    "allow proxy \"::1/129\"\n",
+	    "t.conf:1: allow proxy \"::1/129\": the bits after '/' are 0 to "
+	    "128");
+	fails("allow proxy the same network twice, written two ways",
+	    "allow proxy 10.0.0.5\nallow proxy 10.0.0.5/32\n",
+	    "t.conf:2: allow proxy \"10.0.0.5/32\" given twice");
+}
+
 static void
 test_share(void)
 {
@@ -1485,7 +1539,7 @@ test_added_errors(void)
 	    "t.conf:2: allow origin \"https://a.example\" given twice");
 	fails("allow what", "allow a.example\n",
 	    "t.conf:1: syntax error, unexpected string \"a.example\", "
-	    "expecting \"host\" or \"origin\"");
+	    "expecting \"host\" or \"origin\" or \"proxy\"");
 
 	fails("plain HTTP on every address",
 	    "listen on * port 80\n",
@@ -2547,6 +2601,7 @@ main(void)
 	test_oauth();
 	test_share();
 	test_host_name();
+	test_allow_proxy();
 	test_runtimes();
 	test_added_errors();
 	test_sandbox_settings();

@@ -399,6 +399,29 @@ test_share(void)
 	policy_free(cur);
 }
 
+/* The balancers believed change in place, as the other allow lists. */
+static void
+test_allow_proxy(void)
+{
+	struct policy_changes	 ch;
+	struct policy		*cur;
+	char			 sum[256];
+	int			 rv;
+
+	cur = load("allow proxy 10.0.0.5\n");
+	rv = reload(cur, "allow proxy 10.0.0.0/24\nallow proxy \"::1\"\n",
+	    POLICY_MCPD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && ch.allow_changed && ch.ignored == 0 &&
+	    cur->nallow_proxies == 2 &&
+	    strcmp(cur->allow_proxies[0], "10.0.0.0/24") == 0 &&
+	    strcmp(cur->allow_proxies[1], "::1/128") == 0,
+	    "allow proxy changes without a restart: %s", sum);
+	rv = reload(cur, "", POLICY_MCPD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && ch.allow_changed && cur->nallow_proxies == 0,
+	    "and goes: %s", sum);
+	policy_free(cur);
+}
+
 /* The ids handed out carry the host name: another needs a restart. */
 static void
 test_host_name(void)
@@ -473,6 +496,7 @@ main(void)
 	test_oauth();
 	test_share();
 	test_host_name();
+	test_allow_proxy();
 	test_resolve();
 
 	(void)unlink("t.conf");
