@@ -71,8 +71,14 @@ sbx_as exec -S "$ID" -c 'echo alive'
 check "and the sandbox lives on ($OUT)" test "$OUT" = alive
 kills=$(journal | grep -c "sandbox $ID: out of memory: killing the program")
 check "sandboxd's guard chose the programs ($kills kills)" test "$kills" -ge 2
-check "and never gave the choice back to the kernel" \
-    eval '! journal | grep -q "the kernel chooses"' ||
+# Once the programs are gone, gVisor's kernel may still hold their
+# memory and look the biggest: then the guard gives the choice back, as
+# guard.c says (under TCG, one CI run in several).  Never before it has
+# chosen the programs, and the sandbox must live on (above).
+first_release=$(journal | grep "sandbox $ID: out of memory:" |
+    grep -n "the kernel chooses" | head -n 1 | cut -d: -f1)
+check "and gave the choice back to the kernel only after choosing them (${first_release:-never})" \
+    test -z "$first_release" -o "${first_release:-0}" -gt 2 ||
     journal | grep "out of memory" | sed 's/^/#   /'
 sbx_as exec -S "$ID" -T 3000 -c 'sleep 100 & sleep 100'
 check "a timeout ends the command and its children ($RES)" \
