@@ -95,8 +95,10 @@ wait_sandboxd
 HOSTREL=$(uname -r)
 LOG=$T/sandboxd.log
 
+# The privileged helper logs its checks as it makes them, which may be
+# after sandboxd says it is ready (one CI run in several).
 check "sandboxd checks each runtime named: runc, crun for an image, runsc for a tenant" \
-    eval 'grep -q "runc [0-9]" "$LOG" && grep -q "runtime crun: crun [0-9]" "$LOG" &&
+    wait_for 20 eval 'grep -q "runc [0-9]" "$LOG" && grep -q "runtime crun: crun [0-9]" "$LOG" &&
     grep -q "runtime gvisor: runsc [0-9]" "$LOG"'
 
 # --- warm pools: one per image and runtime ------------------------------------
