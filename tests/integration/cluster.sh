@@ -10,9 +10,12 @@
 # official TypeScript SDK
 # at once while a host's whole suite stops and starts: its tenants go on
 # on other hosts, a call naming its sandboxes is refused with its name,
-# no other tenant's call fails.  A fourth host takes about a quarter of
-# the tenants and moves no one between the old three.  Every host's audit
-# log verifies, and all of them at once.
+# no other tenant's call fails.  A second balancer, the same file with
+# its strict placement turned on: a host's suite stopped, its tenants
+# are answered 503 and move nowhere.  A fourth host takes about a
+# quarter of the tenants and moves no one between the old three; behind
+# the strict balancer it moves no one at all.  Every host's audit log
+# verifies, and all of them at once.
 SANDBOX_UIDS=1981808640		# this test's own range: 4 hosts x 16 slots
 . "$TOP/tests/lib.sh"
 require_root
@@ -29,12 +32,16 @@ T=$(mktemp -d /tmp/mcpd-cluster.XXXXXX)
 chmod 0755 "$T"
 PORT=$(free_port)
 URL=http://127.0.0.1:$PORT/mcp
+SPORT=$(free_port)	# the strict balancer
+SURL=http://127.0.0.1:$SPORT/mcp
+PPORT=$(free_port)	# and its table's peer port
 NT=9		# tenants with sandboxes
 NR=48		# tenants that only show where the ring sends them
 declare -A HPID	# HOST.daemon -> pid
 cluster_cleanup() {
 	local p h
 	[ -n "${HAP:-}" ] && kill "$HAP" 2>/dev/null
+	[ -n "${SHAP:-}" ] && kill "$SHAP" 2>/dev/null
 	for p in "${HPID[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	sleep 0.5
 	for p in "${HPID[@]}"; do kill -KILL "$p" 2>/dev/null; done
@@ -125,14 +132,30 @@ haproxy_conf() {	# haproxy_conf HOSTS...
 		printf '\tserver h%d 10.77.%d.2:8080 check\n' "$h" "$h"
 	done
 }
+# The same with its strict placement turned on, as its comments say.
+haproxy_strict() {	# haproxy_strict HOSTS...
+	haproxy_conf "$@" | sed -e 's/^#strict://' \
+	    -e "s|^\tbind 127.0.0.1:$PORT\$|\tbind 127.0.0.1:$SPORT|" \
+	    -e "s|^\tpeer lb1 127.0.0.1:10000\$|\tpeer lb1 127.0.0.1:$PPORT|"
+}
 haproxy_conf 1 2 3 > "$T/haproxy.cfg"
 check "haproxy accepts contrib/haproxy.cfg" \
     haproxy -c -q -f "$T/haproxy.cfg" || haproxy -c -f "$T/haproxy.cfg" 2>&1 | head -5
+haproxy_strict 1 2 3 > "$T/shaproxy.cfg"
+check "and with its strict placement turned on (its $(grep -c '^#strict:' "$TOP/contrib/haproxy.cfg") lines)" \
+    eval 'haproxy -c -q -f "$T/shaproxy.cfg" &&
+    grep -q "^	stick on " "$T/shaproxy.cfg" &&
+    grep -q "^	peer lb1 127.0.0.1:$PPORT$" "$T/shaproxy.cfg"' ||
+    haproxy -c -f "$T/shaproxy.cfg" 2>&1 | head -5
 haproxy -W -db -f "$T/haproxy.cfg" > "$T/haproxy.log" 2>&1 &
 HAP=$!
-check "haproxy answers in front of them" \
+haproxy -W -db -f "$T/shaproxy.cfg" > "$T/shaproxy.log" 2>&1 &
+SHAP=$!
+check "haproxy answers in front of them, as both balancers" \
     wait_for 100 eval '[ "$(curl -s -m 2 -o /dev/null -w "%{http_code}" \
-    "http://127.0.0.1:$PORT/healthz")" = 200 ]'
+    "http://127.0.0.1:$PORT/healthz")" = 200 ] &&
+    [ "$(curl -s -m 2 -o /dev/null -w "%{http_code}" \
+    "http://127.0.0.1:$SPORT/healthz")" = 200 ]'
 # The client's address reaches the hosts' logs through the balancer, a
 # client's own X-Forwarded-For does not.
 curl -s -m 10 -o /dev/null -H "Authorization: Bearer nobody-$$" \
@@ -145,7 +168,23 @@ seen_via() {
 }
 check "a client's failure is logged by its host as 127.0.0.1 via the balancer, not as the address it claimed" \
     eval 'wait_for 5 seen_via && ! grep -q 6.6.6.6 "$T"/h[123]/mcpd.log'
-ups() { grep -c "Server mcpd/h$1 is UP" "$T/haproxy.log"; }
+# ups H [LOG], downs H [LOG]: how often a balancer has put host H in
+# and taken it out; the first balancer's unless LOG.
+ups() { grep -c "Server mcpd/h$1 is UP" "${2:-$T/haproxy.log}"; }
+downs() { grep -c "Server mcpd/h$1 is DOWN" "${2:-$T/haproxy.log}"; }
+# suite_stop H, suite_start H: host H's mcpd, sandboxd and auditd.
+suite_stop() {
+	local d
+	for d in mcpd sandboxd auditd; do
+		kill -TERM "${HPID[h$1.$d]}"
+		wait "${HPID[h$1.$d]}" 2> /dev/null
+		unset "HPID[h$1.$d]"
+	done
+}
+suite_start() {
+	local d
+	for d in auditd sandboxd mcpd; do host_daemon "$1" "$d"; done
+}
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 # The times the scale page (docs/scale.md) quotes, as diagnostics.
 TIMES=
@@ -289,7 +328,6 @@ others_calls() {	# others_calls K H: tenant K's calls on hosts but H
 	done
 	echo "$n"
 }
-downs() { grep -c "Server mcpd/h$1 is DOWN" "$T/haproxy.log"; }
 # D: the host of a tenant not on the host stopped before, if any.
 D=$DOWN
 for ((k = 1; k <= NT; k++)); do
@@ -343,11 +381,7 @@ else
 	for ((k = 1; k <= NT; k++)); do AT_STOP[$k]=$(others_calls "$k" "$D"); done
 	DN=$(downs "$D")
 	t0=$(date +%s%N)
-	for d in mcpd sandboxd auditd; do
-		kill -TERM "${HPID[h$D.$d]}"
-		wait "${HPID[h$D.$d]}" 2> /dev/null
-		unset "HPID[h$D.$d]"
-	done
+	suite_stop "$D"
 	check "host h$D, its whole suite stopped under load, leaves the ring" \
 	    wait_for 100 eval '[ "$(downs "$D")" -gt "$DN" ]'
 	TIMES="$TIMES suite stopped to out of the ring $(ms_since "$t0") ms;"
@@ -382,7 +416,7 @@ else
 	    diag "$bad"
 	UPS=$(ups "$D")
 	t0=$(date +%s%N)
-	for d in auditd sandboxd mcpd; do host_daemon "$D" "$d"; done
+	suite_start "$D"
 	check "host h$D started again: in the ring again" \
 	    wait_for 150 eval '[ "$(ups "$D")" -gt "$UPS" ]'
 	TIMES="$TIMES suite started to in the ring $(ms_since "$t0") ms;"
@@ -457,6 +491,87 @@ PYEOF2
 	    test "$(sv session_404)" = "$(sv session_404 3)"
 fi
 
+# --- Strict placement: a tenant waits for its own host ----------------------
+# The second balancer, contrib/haproxy.cfg with its "#strict:" lines
+# turned on, in front of the same three hosts.
+in_ring() {	# in_ring H LOG: the balancer of LOG has host H in its ring
+	[ "$(downs "$1" "$2")" = "$(ups "$1" "$2")" ]
+}
+check "the strict balancer has all three hosts in its ring" \
+    wait_for 150 eval 'in_ring 1 "$T/shaproxy.log" &&
+    in_ring 2 "$T/shaproxy.log" && in_ring 3 "$T/shaproxy.log"'
+bad=
+for ((k = 1; k <= NT; k++)); do
+	URL=$SURL call "$k" run_code "$RUN1"
+	[ "$RC" = 0 ] && [ "$SERVED" = "${HOME_OF[$k]}" ] ||
+	    bad="$bad t$k($RC,$SERVED)"
+done
+check "strict placement: each tenant's calls go to its host" \
+    test -z "$bad" || diag "$bad"
+S=${HOME_OF[1]#h}
+# Its sandboxd alone stopped: HAProxy has the host down, but its mcpd is
+# up and still gets its tenants' calls, which wait for sandboxd and then
+# fail with "try again".
+DN=$(downs "$S" "$T/shaproxy.log")
+kill -TERM "${HPID[h$S.sandboxd]}"
+wait "${HPID[h$S.sandboxd]}" 2> /dev/null
+unset "HPID[h$S.sandboxd]"
+check "host h$S, its sandboxd stopped, is out of the strict balancer's ring" \
+    wait_for 100 eval '[ "$(downs "$S" "$T/shaproxy.log")" -gt "$DN" ]'
+URL=$SURL call 1 run_code "$RUN1"
+check "its tenant's run still goes to it, and fails there with \"try again\" ($RC, $SERVED)" \
+    eval '[ "$RC" = 2 ] && [ "$SERVED" = "h$S" ] &&
+    grep -q "not reachable; try again" "$T/r1.json"' || diag_file "$T/r1.json"
+UPS=$(ups "$S" "$T/shaproxy.log")
+host_daemon "$S" sandboxd
+check "host h$S, its sandboxd back, is in the strict balancer's ring again" \
+    wait_for 150 eval '[ "$(ups "$S" "$T/shaproxy.log")" -gt "$UPS" ]'
+# Its whole suite stopped: its tenants wait, nothing of theirs runs.
+DN=$(downs "$S" "$T/shaproxy.log")
+suite_stop "$S"
+check "host h$S, its suite stopped, is out of the strict balancer's ring" \
+    wait_for 100 eval '[ "$(downs "$S" "$T/shaproxy.log")" -gt "$DN" ]'
+waited= stayed=
+for ((k = 1; k <= NT; k++)); do
+	if [ "${HOME_OF[$k]}" = "h$S" ]; then
+		n=$(total_calls "$k")
+		URL=$SURL call "$k" run_code "$RUN1"
+		st=$(curl -s -m 10 -o "$T/s$k.body" -D "$T/s$k.head" \
+		    -w '%{http_code}' -H "Authorization: Bearer $(tok "$k")" \
+		    -H "Content-Type: application/json" \
+		    -H "Accept: application/json, text/event-stream" \
+		    -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' "$SURL")
+		[ "$RC" = 1 ] && grep -q "HTTP Error 503" "$T/r$k.err" &&
+		    [ "$SERVED" = none ] && [ "$(total_calls "$k")" = "$n" ] &&
+		    [ "$st" = 503 ] && grep -qix 'retry-after: 10.' "$T/s$k.head" &&
+		    grep -qF '"message":"Service Unavailable: the host this request belongs to is down; try again soon"' "$T/s$k.body" ||
+		    waited="$waited t$k($RC,$SERVED,$st)"
+	else
+		URL=$SURL call "$k" run_code "$RUN1"
+		[ "$RC" = 0 ] && [ "$SERVED" = "${HOME_OF[$k]}" ] ||
+		    stayed="$stayed t$k($RC,$SERVED)"
+	fi
+done
+check "its tenants' one-shot runs and pings are answered 503 with Retry-After, and run nowhere" \
+    test -z "$waited" || diag "$waited"
+check "every other tenant's run is served on its own host" \
+    test -z "$stayed" || diag "$stayed"
+UPS=$(ups "$S" "$T/shaproxy.log")
+suite_start "$S"
+check "host h$S started again: in the strict balancer's ring again" \
+    wait_for 150 eval '[ "$(ups "$S" "$T/shaproxy.log")" -gt "$UPS" ]'
+bad=
+for ((k = 1; k <= NT; k++)); do
+	[ "${HOME_OF[$k]}" = "h$S" ] || continue
+	URL=$SURL call "$k" sandbox_exec "{\"sandbox\": \"${SBID[$k]}\", \"command\": \"cat f\"}"
+	[ "$RC" = 0 ] && [ "$SERVED" = "h$S" ] && grep -q kept "$T/r$k.json" ||
+	    bad="$bad t$k($RC,$SERVED)"
+done
+check "its tenants are served there again, their sandboxes as they were" \
+    test -z "$bad" || diag "$bad"
+check "and the first balancer has it back too" \
+    wait_for 150 eval 'in_ring "$S" "$T/haproxy.log"'
+
 # A fourth host: only its share of the ring moves, and only to it.
 # Where NR more tenants land, before and after, is what shows it: the
 # hosts' shares of the ring vary, and nine tenants are too few to tell.
@@ -493,15 +608,22 @@ for (t, h), n in sorted(b.items()):
 PYEOF2
 }
 ring_pass "$T/ring.1"
+URL=$SURL ring_pass "$T/sring.1"
+check "the strict balancer first places each of the $NR where the ring does" \
+    cmp -s "$T/ring.1" "$T/sring.1"
 host_start 4
 check "host h4 serves" host_up 4 || diag_file "$T/h4/mcpd.log"
 haproxy_conf 1 2 3 4 > "$T/haproxy.cfg"
-WORKERS=$(grep -c "New worker" "$T/haproxy.log")
-kill -USR2 "$HAP"
-check "haproxy reloads with h4 beside the others" \
-    wait_for 150 eval '[ "$(grep -c "New worker" "$T/haproxy.log")" -gt "$WORKERS" ]'
-sleep 2		# the new worker's first checks
+haproxy_strict 1 2 3 4 > "$T/shaproxy.cfg"
+workers() { grep -c "New worker" "$1"; }
+WORKERS=$(workers "$T/haproxy.log") SWORKERS=$(workers "$T/shaproxy.log")
+kill -USR2 "$HAP" "$SHAP"
+check "both balancers reload with h4 beside the others" \
+    wait_for 150 eval '[ "$(workers "$T/haproxy.log")" -gt "$WORKERS" ] &&
+    [ "$(workers "$T/shaproxy.log")" -gt "$SWORKERS" ]'
+sleep 2		# the new workers' first checks
 ring_pass "$T/ring.2"
+URL=$SURL ring_pass "$T/sring.2"
 python3 - "$T/ring.1" "$T/ring.2" > "$T/ring.sum" <<'PYEOF2'
 import sys
 a = dict(l.split() for l in open(sys.argv[1]))
@@ -513,6 +635,10 @@ read -r r1 r2 to4 between < "$T/ring.sum"
 check "$NR tenants' calls, before and after: h4 takes about a quarter ($to4 of $r1)" \
     test "$r1" = "$NR" -a "$r2" = "$NR" -a "$to4" -ge 3 -a "$to4" -le 26
 check "and none moves between the other three ($between)" test "$between" = 0
+# The table went from the old process to the new one through the peers
+# section: without it, the new process would place by the ring alone.
+check "behind the strict balancer none of the $NR moves ($(grep -c . "$T/sring.2") called, $(grep -cxF -f "$T/sring.1" "$T/sring.2") where they were)" \
+    eval '[ "$(grep -c . "$T/sring.1")" = "$NR" ] && cmp -s "$T/sring.1" "$T/sring.2"'
 n=0 wrong=
 for ((k = 1; k <= NT; k++)); do
 	call "$k" run_code "$RUN1"
@@ -523,6 +649,14 @@ for ((k = 1; k <= NT; k++)); do
 	fi
 done
 check "the nine with sandboxes: none moves but to h4 ($n of $NT there)" \
+    test -z "$wrong" || diag "$wrong"
+wrong=
+for ((k = 1; k <= NT; k++)); do
+	URL=$SURL call "$k" run_code "$RUN1"
+	[ "$RC" = 0 ] && [ "$SERVED" = "${HOME_OF[$k]}" ] ||
+	    wrong="$wrong t$k(${HOME_OF[$k]}->$SERVED,$RC)"
+done
+check "behind the strict balancer none of the nine moves" \
     test -z "$wrong" || diag "$wrong"
 moved=
 for ((k = 1; k <= NT; k++)); do
@@ -562,9 +696,9 @@ done
 check "the four hosts' logs, gathered, verify together ($(tail -n 1 "$T/merged.out"))" \
     grep -qx "4 hosts: 4 whole and anchored, 0 tampered, 0 not verified, 0 not anchored" "$T/merged.out" ||
     diag_file "$T/merged.out"
-kill "$HAP" 2> /dev/null
-wait "$HAP" 2> /dev/null
-HAP=
+kill "$HAP" "$SHAP" 2> /dev/null
+wait "$HAP" "$SHAP" 2> /dev/null
+HAP= SHAP=
 diag "times:$TIMES"
 check "no sandbox process is left" \
     wait_for 10 eval '[ -z "$(sandbox_pids)" ]'
