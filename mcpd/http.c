@@ -413,6 +413,18 @@ http_header(const struct http_req *req, const char *name)
 	return NULL;
 }
 
+/* The last of a header's values: the one a proxy in front appended. */
+const char *
+http_header_last(const struct http_req *req, const char *name)
+{
+	int	 i;
+
+	for (i = req->nheaders - 1; i >= 0; i--)
+		if (strcmp(req->headers[i].name, name) == 0)
+			return req->headers[i].value;
+	return NULL;
+}
+
 int
 http_header_count(const struct http_req *req, const char *name)
 {

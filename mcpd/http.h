@@ -90,6 +90,7 @@ unsigned int	 http_server_conns(const struct http_server *);
 
 /* The first value of a header (name lower-case), or NULL. */
 const char	*http_header(const struct http_req *, const char *);
+const char	*http_header_last(const struct http_req *, const char *);
 int		 http_header_count(const struct http_req *, const char *);
 /* A query parameter, percent-decoded into buf, or NULL. */
 const char	*http_query(const struct http_req *, const char *, char *,

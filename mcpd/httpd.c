@@ -1702,12 +1702,11 @@ proxy_allowed(const char *addr)
 static void
 forwarded(struct http_req *r)
 {
-	const char	*v = NULL, *p;
+	const char	*v, *p;
 	char		 ip[INET6_ADDRSTRLEN];
 	char		 via[INET6_ADDRSTRLEN + 5 + sizeof(r->peer)];
 	uint8_t		 a[16];
 	size_t		 n;
-	int		 i;
 
 	if (r->forwarded)
 		return;
@@ -1715,18 +1714,12 @@ forwarded(struct http_req *r)
 	if (r->addr[0] == '\0' || h.conf->nallow_proxies == 0 ||
 	    !proxy_allowed(r->addr))
 		return;
-	for (i = 0; i < r->nheaders; i++)
-		if (strcmp(r->headers[i].name, "x-forwarded-proto") == 0)
-			v = r->headers[i].value;
+	v = http_header_last(r, "x-forwarded-proto");
 	if (v != NULL && strcasecmp(v, "https") == 0)
 		r->scheme = "https";
 	else if (v != NULL && strcasecmp(v, "http") == 0)
 		r->scheme = "http";
-	v = NULL;
-	for (i = 0; i < r->nheaders; i++)
-		if (strcmp(r->headers[i].name, "x-forwarded-for") == 0)
-			v = r->headers[i].value;
-	if (v == NULL)
+	if ((v = http_header_last(r, "x-forwarded-for")) == NULL)
 		return;
 	if ((p = strrchr(v, ',')) != NULL)
 		v = p + 1;
