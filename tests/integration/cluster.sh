@@ -500,14 +500,18 @@ in_ring() {	# in_ring H LOG: the balancer of LOG has host H in its ring
 check "the strict balancer has all three hosts in its ring" \
     wait_for 150 eval 'in_ring 1 "$T/shaproxy.log" &&
     in_ring 2 "$T/shaproxy.log" && in_ring 3 "$T/shaproxy.log"'
-bad=
-for ((k = 1; k <= NT; k++)); do
-	URL=$SURL call "$k" run_code "$RUN1"
-	[ "$RC" = 0 ] && [ "$SERVED" = "${HOME_OF[$k]}" ] ||
-	    bad="$bad t$k($RC,$SERVED)"
-done
+strict_home() {	# each tenant's run through it served on its host; BAD: who not
+	local k
+	BAD=
+	for ((k = 1; k <= NT; k++)); do
+		URL=$SURL call "$k" run_code "$RUN1"
+		[ "$RC" = 0 ] && [ "$SERVED" = "${HOME_OF[$k]}" ] ||
+		    BAD="$BAD t$k($RC,$SERVED)"
+	done
+	test -z "$BAD"
+}
 check "strict placement: each tenant's calls go to its host" \
-    test -z "$bad" || diag "$bad"
+    strict_home || diag "$BAD"
 S=${HOME_OF[1]#h}
 # Its sandboxd alone stopped: HAProxy has the host down, but its mcpd is
 # up and still gets its tenants' calls, which wait for sandboxd and then
@@ -650,14 +654,8 @@ for ((k = 1; k <= NT; k++)); do
 done
 check "the nine with sandboxes: none moves but to h4 ($n of $NT there)" \
     test -z "$wrong" || diag "$wrong"
-wrong=
-for ((k = 1; k <= NT; k++)); do
-	URL=$SURL call "$k" run_code "$RUN1"
-	[ "$RC" = 0 ] && [ "$SERVED" = "${HOME_OF[$k]}" ] ||
-	    wrong="$wrong t$k(${HOME_OF[$k]}->$SERVED,$RC)"
-done
 check "behind the strict balancer none of the nine moves" \
-    test -z "$wrong" || diag "$wrong"
+    strict_home || diag "$BAD"
 moved=
 for ((k = 1; k <= NT; k++)); do
 	[ "$(calls_on 4 "$k")" -gt 0 ] && { moved=$k; break; }
