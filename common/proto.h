@@ -74,6 +74,12 @@ enum imsg_type {
 	 * (size its length, mode and mtime), or with an errno and none.
 	 */
 	IMSG_INIT_OPEN,
+	/*
+	 * uint32_t INIT_WIPE_*: between two runs of one tenant in one
+	 * container (sandboxd/reuse.c).  WIPED answers each step.
+	 */
+	IMSG_INIT_WIPE,
+	IMSG_INIT_WIPED,		/* <- struct init_wiped */
 
 	/*
 	 * mcpd (or mcpctl) <-> sandboxd.  The peerid is the client's
@@ -131,6 +137,14 @@ enum imsg_type {
 	IMSG_PRIV_DESTROYED,		/* <- struct priv_result */
 	IMSG_PRIV_READY,		/* <- struct priv_ready: clean-up done */
 	IMSG_PRIV_OOM,			/* <- struct priv_result: one killed */
+	/*
+	 * struct priv_wipe: a one-shot container's writable mounts made
+	 * afresh and its IPC namespace emptied, between two runs of one
+	 * tenant (sandboxd/reuse.c).  WIPED's pid is 1 when done, 0 and a
+	 * message when not.
+	 */
+	IMSG_PRIV_WIPE,
+	IMSG_PRIV_WIPED,		/* <- struct priv_result */
 
 	/* mcpd, sandboxd -> auditd. */
 	IMSG_AUDIT_RECORD = 224,	/* struct audit_record + body */
@@ -261,6 +275,19 @@ struct init_done {
 	uint32_t	 mode;		/* READ: st_mode of the file */
 	uint32_t	 pad;
 	int64_t		 mtime;		/* READ: seconds since the epoch */
+};
+
+/*
+ * A wipe's two steps: KILL ends every process but init, waits for them
+ * all and lets go of the workspace (whose mount the helper then
+ * replaces); OPEN takes the new one.  Either fails only by init's exit.
+ */
+#define INIT_WIPE_KILL		1
+#define INIT_WIPE_OPEN		2
+
+struct init_wiped {
+	uint32_t	 step;		/* INIT_WIPE_* */
+	uint32_t	 reaped;	/* KILL: processes ended */
 };
 
 /*
@@ -589,6 +616,11 @@ struct priv_destroy {
 	char		 pad[3];
 	uint32_t	 flags;
 	char		 runtime[SBX_NAME_MAX];	/* the one it started under */
+};
+
+struct priv_wipe {
+	char		 id[SBX_ID_LEN + 1];
+	char		 pad[3];
 };
 
 struct priv_ready {

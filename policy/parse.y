@@ -111,6 +111,7 @@ struct ploc {
 #define FIELD_SHARE_EXPIRY 0x8000000
 #define FIELD_SHARE_DOWNLOADS 0x10000000
 #define FIELD_SHARE_RATE 0x20000000
+#define FIELD_REUSE	0x40000000
 
 #define YYLLOC_DEFAULT(cur, rhs, n)					\
 	do {								\
@@ -277,6 +278,7 @@ static void	 tenant_share_downloads(struct parse_ctx *,
 		    const struct ploc *, char *);
 static void	 tenant_share_rate(struct parse_ctx *, const struct ploc *,
 		    char *);
+static void	 tenant_reuse(struct parse_ctx *, const struct ploc *, int);
 static void	 tenant_end(struct parse_ctx *);
 static void	 language_begin(struct parse_ctx *, const struct ploc *,
 		    char *);
@@ -341,7 +343,7 @@ static void	 share_expiry(struct parse_ctx *, const struct ploc *, char *);
 %token	OAUTH "oauth" ISSUER "issuer" AUDIENCE "audience" JWKS "jwks"
 %token	SCOPE "scope" LEEWAY "leeway" TYPE "type" CLAIM "claim" ANY "any"
 %token	SHARE "share" URL "url" EXPIRY "expiry" DOWNLOADS "downloads"
-%token	RATE "rate" NAME "name" PROXY "proxy"
+%token	RATE "rate" NAME "name" PROXY "proxy" REUSE "reuse"
 %token	NL "end of line" LBRACE "{" RBRACE "}" EQUAL "="
 %token	<string> STRING "string" NUMBER "number"
 %type	<string> string imgname rtname macroname listentenant imgruntime
@@ -394,6 +396,7 @@ string		: STRING
 		| RATE				{ $$ = xstrdup("rate"); }
 		| NAME				{ $$ = xstrdup("name"); }
 		| PROXY				{ $$ = xstrdup("proxy"); }
+		| REUSE				{ $$ = xstrdup("reuse"); }
 		;
 
 /* The built-in image's name is also a keyword. */
@@ -598,6 +601,7 @@ tenantopt	: TOKEN string			{ tenant_token(ctx, &@1, $2); }
 		}
 		| SHARE RATE string		{ tenant_share_rate(ctx, &@1, $3); }
 		| SHARE RATE NONE		{ tenant_share_rate(ctx, &@1, NULL); }
+		| REUSE yesno			{ tenant_reuse(ctx, &@1, $2); }
 		;
 
 readonly	: %empty			{ $$ = 0; }
@@ -756,6 +760,7 @@ static const struct keyword {
 	{ "read-only",		READONLY },
 	{ "requests",		REQUESTS },
 	{ "required",		REQUIRED },
+	{ "reuse",		REUSE },
 	{ "rootfs",		ROOTFS },
 	{ "run",		RUN },
 	{ "runc",		RUNC },
@@ -875,7 +880,8 @@ unlist_local(yysymbol_kind_t *expected, int n)
 		    expected[i] != YYSYMBOL_DOWNLOADS &&
 		    expected[i] != YYSYMBOL_RATE &&
 		    expected[i] != YYSYMBOL_NAME &&
-		    expected[i] != YYSYMBOL_PROXY)
+		    expected[i] != YYSYMBOL_PROXY &&
+		    expected[i] != YYSYMBOL_REUSE)
 			expected[j++] = expected[i];
 	return j;
 }
@@ -2693,6 +2699,14 @@ tenant_share_rate(struct parse_ctx *ctx, const struct ploc *loc, char *s)
 	else
 		ctx->tenant->share_rate = v;
 	free(s);
+}
+
+/* Its one-shot runs' containers serve its next runs (sandboxd/reuse.c). */
+static void
+tenant_reuse(struct parse_ctx *ctx, const struct ploc *loc, int yes)
+{
+	if (once(ctx, loc, &ctx->fields, FIELD_REUSE, "reuse") == 0)
+		ctx->tenant->reuse = yes;
 }
 
 /*

@@ -730,6 +730,8 @@ dump_tenant_share(FILE *fp, const struct tenant *t)
 		fmt_size(buf, sizeof(buf), t->share_rate);
 		fprintf(fp, "\tshare rate %s\n", buf);
 	}
+	if (t->reuse)
+		fprintf(fp, "\treuse yes\n");
 }
 
 static void

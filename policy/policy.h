@@ -180,6 +180,8 @@ struct tenant {
 	uint64_t		 share_expiry_max;
 	uint32_t		 share_downloads;
 	uint64_t		 share_rate;
+	/* Its one-shot containers, wiped, serve its next runs. */
+	int			 reuse;
 	/*
 	 * Removed by a reload: kept for those who point to it, with no
 	 * token or uid, and found by no lookup.

@@ -203,7 +203,7 @@ tenant_same(const struct tenant *a, const struct tenant *b)
 	    a->max_requests != b->max_requests ||
 	    a->share_expiry_max != b->share_expiry_max ||
 	    a->share_downloads != b->share_downloads ||
-	    a->share_rate != b->share_rate ||
+	    a->share_rate != b->share_rate || a->reuse != b->reuse ||
 	    strcmp(a->limits_name, b->limits_name) != 0 ||
 	    strcmp(a->runtime, b->runtime) != 0)
 		return 0;
@@ -255,6 +255,7 @@ tenant_take(struct policy *cur, struct tenant *t, struct tenant *nt)
 	t->share_expiry_max = nt->share_expiry_max;
 	t->share_downloads = nt->share_downloads;
 	t->share_rate = nt->share_rate;
+	t->reuse = nt->reuse;
 	t->gone = 0;
 }
 

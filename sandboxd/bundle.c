@@ -8,6 +8,7 @@
  */
 #include <sys/types.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -237,6 +238,16 @@ bundle_inodes(uint64_t size)
 	    (unsigned long long)(size / 4096);
 }
 
+/*
+ * The tmpfs mounts' data: /tmp and a one-shot /workspace sized by the
+ * disk limit, and /dev/shm.  runc gives a tmpfs the mode of the
+ * directory it covers when that exists, so the images make tmp 01777;
+ * mode= says the same here.
+ */
+#define BUNDLE_TMP_DATA	"mode=1777,size=%llu,nr_inodes=%llu"
+#define BUNDLE_WS_DATA	"mode=0755,uid=%u,gid=%u,size=%llu,nr_inodes=%llu"
+#define BUNDLE_SHM_DATA	"mode=1777,size=64m,nr_inodes=4096"
+
 /* /tmp and /workspace, which differ from one container to the next. */
 static int
 bundle_own_mounts(json_t *m, const struct bundle *b)
@@ -244,25 +255,48 @@ bundle_own_mounts(json_t *m, const struct bundle *b)
 	char	 opts[128];
 	int	 r = 0;
 
-	/*
-	 * runc gives a tmpfs the mode of the directory it covers when that
-	 * exists, so the images make tmp 01777; mode= says the same here.
-	 */
-	snprintf(opts, sizeof(opts), "nosuid,nodev,mode=1777,size=%llu,"
-	    "nr_inodes=%llu", (unsigned long long)b->limits->disk,
+	snprintf(opts, sizeof(opts), "nosuid,nodev," BUNDLE_TMP_DATA,
+	    (unsigned long long)b->limits->disk,
 	    bundle_inodes(b->limits->disk));
 	r |= bundle_mount(m, "/tmp", "tmpfs", "tmpfs", opts);
 	if (b->workspace != NULL)
 		r |= bundle_mount(m, SBX_WORKSPACE, "bind", b->workspace,
 		    "bind,rw,nosuid,nodev");
 	else {
-		snprintf(opts, sizeof(opts), "nosuid,nodev,mode=0755,"
-		    "uid=%d,gid=%d,size=%llu,nr_inodes=%llu", SBX_USER_UID,
-		    SBX_USER_UID, (unsigned long long)b->limits->disk,
+		snprintf(opts, sizeof(opts), "nosuid,nodev," BUNDLE_WS_DATA,
+		    SBX_USER_UID, SBX_USER_UID,
+		    (unsigned long long)b->limits->disk,
 		    bundle_inodes(b->limits->disk));
 		r |= bundle_mount(m, SBX_WORKSPACE, "tmpfs", "tmpfs", opts);
 	}
 	return r;
+}
+
+int
+bundle_fresh_mounts(struct bundle_fresh f[BUNDLE_FRESH_MOUNTS], uint64_t disk,
+    uint32_t uid_base)
+{
+	char	 owner[48];
+	int	 r = 0;
+
+	if (uid_base == 0 || uid_base > UINT32_MAX - SBX_UID_RANGE)
+		return -1;
+	/* Container root owns /tmp and /dev/shm, as runc's mounts do. */
+	snprintf(owner, sizeof(owner), ",uid=%u,gid=%u", uid_base, uid_base);
+	f[0].path = "/tmp";
+	f[0].flags = MS_NOSUID | MS_NODEV;
+	r |= str_fmt(f[0].data, sizeof(f[0].data), BUNDLE_TMP_DATA "%s",
+	    (unsigned long long)disk, bundle_inodes(disk), owner);
+	f[1].path = SBX_WORKSPACE;
+	f[1].flags = MS_NOSUID | MS_NODEV;
+	r |= str_fmt(f[1].data, sizeof(f[1].data), BUNDLE_WS_DATA,
+	    uid_base + SBX_USER_UID, uid_base + SBX_USER_UID,
+	    (unsigned long long)disk, bundle_inodes(disk));
+	f[2].path = "/dev/shm";
+	f[2].flags = MS_NOSUID | MS_NOEXEC | MS_NODEV;
+	r |= str_fmt(f[2].data, sizeof(f[2].data), BUNDLE_SHM_DATA "%s",
+	    owner);
+	return r == 0 ? 0 : -1;
 }
 
 static json_t *
@@ -284,7 +318,7 @@ bundle_mounts(const struct bundle *b)
 	    "ptmxmode=0666,mode=0620,max=%d", BUNDLE_PTYS);
 	r |= bundle_mount(m, "/dev/pts", "devpts", "devpts", opts);
 	r |= bundle_mount(m, "/dev/shm", "tmpfs", "shm",
-	    "nosuid,noexec,nodev,mode=1777,size=64m,nr_inodes=4096");
+	    "nosuid,noexec,nodev," BUNDLE_SHM_DATA);
 	r |= bundle_mount(m, "/dev/mqueue", "mqueue", "mqueue",
 	    "nosuid,noexec,nodev");
 	r |= bundle_mount(m, "/sys", "sysfs", "sysfs",

@@ -64,6 +64,21 @@ struct bundle {
 
 /* The config.json document, or NULL with a message in err. */
 json_t	*bundle_config(const struct bundle *, char *err, size_t errlen);
+
+/*
+ * The writable mounts of a one-shot container without network, as a wipe
+ * makes them afresh (sandboxd/reuse.c): what bundle_config() gives runc,
+ * with the owners runc's mounts take from the user namespace written out
+ * (the helper mounts from outside it).
+ */
+#define BUNDLE_FRESH_MOUNTS	3
+struct bundle_fresh {
+	const char	*path;
+	unsigned long	 flags;		/* MS_* */
+	char		 data[160];
+};
+int	 bundle_fresh_mounts(struct bundle_fresh[BUNDLE_FRESH_MOUNTS],
+	    uint64_t disk, uint32_t uid_base);
 /* Write dir/config.json atomically, mode 0600: 0, or -1 with err. */
 int	 bundle_write(const struct bundle *, char *err, size_t errlen);
 

@@ -272,6 +272,9 @@ job_result_record(struct job *job)
 		audit_body_i64(&b, "exit", r->exit_code);
 		audit_body_u64(&b, "flags", r->flags);
 		audit_body_u64(&b, "peak_memory", r->peak_memory);
+		/* In a container kept from its tenant's earlier runs. */
+		if (job->oneshot && job->sb != NULL && job->sb->reused > 0)
+			audit_body_u64(&b, "reused", job->sb->reused);
 		audit_body_i64(&b, "signal", r->signal);
 		audit_body_u64(&b, "stderr.bytes", r->stderr_bytes);
 		job_output_record(job, &b, 1, "stderr");
@@ -304,6 +307,15 @@ job_log_end(struct job *job)
 		outlog_trailer(&job->sb->log, NULL, job->error);
 }
 
+/* Did it end without error, timeout, OOM kill or cancellation? */
+static int
+job_clean(const struct job *job)
+{
+	return job->err_code == 0 && !job->cancelled &&
+	    (job->result.flags & (SBX_R_TIMED_OUT | SBX_R_OOM |
+	    SBX_R_CANCELLED)) == 0;
+}
+
 /* Answer, record the outcome, and let go of everything. */
 static void
 job_finish(struct job *job)
@@ -325,7 +337,8 @@ job_finish(struct job *job)
 	if (job->sb != NULL) {
 		sandbox_forget_job(job->sb, job);
 		if (job->oneshot) {
-			sandbox_destroy(job->sb, 0, "the run is over");
+			if (!reuse_offer(job->sb, job_clean(job)))
+				sandbox_destroy(job->sb, 0, "the run is over");
 			pool_fill();
 		}
 		else if (job->sb->persistent && job->sb->state != SB_STOPPING)
@@ -850,8 +863,14 @@ run_claim(struct job *job)
 		return -1;
 	if ((job->sb = pool_claim(job->image, job->tenant->name,
 	    &job->lim, rt)) != NULL) {
-		log_debug("sandbox %s: warm, for a run of tenant %s "
-		    "(runtime %s)", job->sb->id, job->tenant->name, rt->name);
+		if (job->sb->reused > 0)
+			log_debug("sandbox %s: reused (run %u), for a run of "
+			    "tenant %s (runtime %s)", job->sb->id,
+			    job->sb->reused + 1, job->tenant->name, rt->name);
+		else
+			log_debug("sandbox %s: warm, for a run of tenant %s "
+			    "(runtime %s)", job->sb->id, job->tenant->name,
+			    rt->name);
 		return 0;
 	}
 	if (sandbox_slot_alloc(&slot) == -1) {

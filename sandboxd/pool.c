@@ -157,7 +157,8 @@ pool_count(const struct pool *p, uint32_t *ready, uint32_t *starting)
 
 	*ready = *starting = 0;
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry) {
-		if (!sb->pooled || (p != NULL && !pool_has(p, sb)))
+		if (!sb->pooled || reuse_held(sb) ||
+		    (p != NULL && !pool_has(p, sb)))
 			continue;
 		if (sb->state == SB_RUNNING)
 			(*ready)++;
@@ -229,7 +230,7 @@ pool_retire(void)
 	struct sandbox		*sb, *next;
 
 	TAILQ_FOREACH_SAFE(sb, &sbd->sandboxes, entry, next) {
-		if (!sb->pooled || sb->state != SB_RUNNING)
+		if (!sb->pooled || reuse_held(sb) || sb->state != SB_RUNNING)
 			continue;
 		if (!pool_fits(&sb->lim, pl, sb->guest)) {
 			stats.shrunk++;
@@ -258,8 +259,8 @@ pool_fill_one(const struct image *im, const struct runtime *rt,
 		for (sb = TAILQ_LAST(&sbd->sandboxes, sandboxq);
 		    sb != NULL && ready + starting > target; sb = next) {
 			next = TAILQ_PREV(sb, sandboxq, entry);
-			if (!sb->pooled || sb->state != SB_RUNNING ||
-			    !pool_has(p, sb))
+			if (!sb->pooled || reuse_held(sb) ||
+			    sb->state != SB_RUNNING || !pool_has(p, sb))
 				continue;
 			sb->pooled = 0;
 			ready--;
@@ -351,12 +352,15 @@ pool_claim(const char *image, const char *tenant, const struct limits *lim,
 		p->emptied = 0;
 		pool_fill();
 	}
+	/* The tenant's own kept container first; never another's. */
+	if ((sb = reuse_claim(image, tenant, lim, rt)) != NULL)
+		return sb;
 	if (!pool_fits(pool_limits(), lim, guest)) {
 		stats.misfit++;
 		return NULL;
 	}
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
-		if (sb->pooled && sb->state == SB_RUNNING &&
+		if (sb->pooled && !reuse_held(sb) && sb->state == SB_RUNNING &&
 		    pool_has(p, sb) && pool_fits(&sb->lim, lim, guest))
 			break;
 	if (sb == NULL) {

@@ -18,8 +18,12 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/pidfd.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
 #include <sys/resource.h>
+#include <sys/sem.h>
 #include <sys/sendfile.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -90,6 +94,12 @@ struct ctr {
 	TAILQ_ENTRY(ctr)	 entry;
 	char			 id[SBX_ID_LEN + 1];
 	int			 pidfd;
+	/* What a wipe needs, from the start request the helper checked:
+	 * only a one-shot container without network under runc or crun
+	 * may be wiped. */
+	int			 wipeable;
+	uint32_t		 uid_base;
+	uint64_t		 disk;
 };
 
 /* A container's user-mode network, for policies that allow egress. */
@@ -823,7 +833,7 @@ priv_mount_disk(const char *disk, const char *ws, char *err, size_t len)
  * /proc says it is in the container's groups.  Without a pidfd the
  * container is destroyed by runc delete.
  */
-static void
+static struct ctr *
 ctr_add(const char *id, pid_t pid)
 {
 	struct ctr	*c;
@@ -833,7 +843,7 @@ ctr_add(const char *id, pid_t pid)
 
 	if ((pidfd = pidfd_open(pid, 0)) == -1) {
 		log_debug("sandbox %s: pidfd_open: %s", id, strerror(errno));
-		return;
+		return NULL;
 	}
 	(void)str_fmt(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	(void)cgroup_proc_match(id, want, sizeof(want));
@@ -845,12 +855,24 @@ ctr_add(const char *id, pid_t pid)
 	if (n <= 0 || (buf[n] = '\0', strstr(buf, want) == NULL)) {
 		log_debug("sandbox %s: pid %d is not its init", id, (int)pid);
 		close(pidfd);
-		return;
+		return NULL;
 	}
 	c = xcalloc(1, sizeof(*c));
 	memcpy(c->id, id, sizeof(c->id));
 	c->pidfd = pidfd;
 	TAILQ_INSERT_TAIL(&ctrs, c, entry);
+	return c;
+}
+
+static struct ctr *
+ctr_find(const char *id)
+{
+	struct ctr	*c;
+
+	TAILQ_FOREACH(c, &ctrs, entry)
+		if (strcmp(c->id, id) == 0)
+			return c;
+	return NULL;
 }
 
 /* The pidfd of a container's init, now the caller's; -1 if unknown. */
@@ -860,10 +882,7 @@ ctr_take(const char *id)
 	struct ctr	*c;
 	int		 fd;
 
-	TAILQ_FOREACH(c, &ctrs, entry)
-		if (strcmp(c->id, id) == 0)
-			break;
-	if (c == NULL)
+	if ((c = ctr_find(id)) == NULL)
 		return -1;
 	TAILQ_REMOVE(&ctrs, c, entry);
 	fd = c->pidfd;
@@ -1102,6 +1121,7 @@ pop_start(struct pop *op, int status)
 	char		 buf[32], cgpath[64], netns[PATH_MAX];
 	struct bundle	 b;
 	struct limits	 lim;
+	struct ctr	*c;
 	uint32_t	 base;
 	int		 fd, runsc;
 	ssize_t		 n;
@@ -1258,7 +1278,12 @@ pop_start(struct pop *op, int status)
 			return;
 		}
 		op->initpid = pid;
-		ctr_add(op->id, pid);
+		if ((c = ctr_add(op->id, pid)) != NULL) {
+			c->wipeable = !runsc && !op->start.persistent &&
+			    op->start.network == NET_NONE;
+			c->uid_base = base;
+			c->disk = op->start.disk;
+		}
 		if (cgroup_sandbox_settle(op->id, pid, runsc) == -1) {
 			pop_fail(op, "cannot settle the container's cgroups");
 			return;
@@ -1450,11 +1475,174 @@ priv_sigchld(evutil_socket_t sig, short events, void *arg)
 		}
 }
 
+/*
+ * A wipe's work, in a child that joins the container's mount and IPC
+ * namespaces through its init's pidfd (sandboxd/reuse.c).  Every process
+ * but init is gone by now, and init holds nothing under these mounts.
+ * Each SysV object is removed by its index, POSIX message queues by
+ * name, and /tmp, /workspace and /dev/shm are detached and mounted anew
+ * as bundle_config() has runc mount them.  Any failure is written to
+ * errfd and ends the child with 1: the container is then destroyed.
+ */
+__attribute__((__noreturn__))
+static void
+wipe_child(const struct ctr *c, int errfd)
+{
+	struct bundle_fresh	 f[BUNDLE_FRESH_MOUNTS];
+	struct shm_info		 shi;
+	struct shmid_ds		 shd;
+	struct msginfo		 mi;
+	struct msqid_ds		 md;
+	struct seminfo		 si;
+	struct semid_ds		 sd;
+	union semun {
+		int		 val;
+		struct semid_ds	*buf;
+		unsigned short	*array;
+		struct seminfo	*__buf;
+	}			 arg;
+	struct dirent		*de;
+	DIR			*dir;
+	char			 msg[SBX_MSG_MAX];
+	const char		*what = NULL;
+	int			 i, max, id, saved = 0;
+
+	if (bundle_fresh_mounts(f, c->disk, c->uid_base) == -1) {
+		what = "its mounts' options";
+		goto fail;
+	}
+	if (setns(c->pidfd, CLONE_NEWNS | CLONE_NEWIPC) == -1) {
+		what = "setns";
+		goto fail;
+	}
+	if ((max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&shi)) ==
+	    -1) {
+		what = "SHM_INFO";
+		goto fail;
+	}
+	for (i = 0; i <= max; i++)
+		if ((id = shmctl(i, SHM_STAT, &shd)) != -1 &&
+		    shmctl(id, IPC_RMID, NULL) == -1) {
+			what = "a shared memory segment";
+			goto fail;
+		}
+	if ((max = msgctl(0, MSG_INFO, (struct msqid_ds *)(void *)&mi)) ==
+	    -1) {
+		what = "MSG_INFO";
+		goto fail;
+	}
+	for (i = 0; i <= max; i++)
+		if ((id = msgctl(i, MSG_STAT, &md)) != -1 &&
+		    msgctl(id, IPC_RMID, NULL) == -1) {
+			what = "a message queue";
+			goto fail;
+		}
+	arg.__buf = &si;
+	if ((max = semctl(0, 0, SEM_INFO, arg)) == -1) {
+		what = "SEM_INFO";
+		goto fail;
+	}
+	arg.buf = &sd;
+	for (i = 0; i <= max; i++)
+		if ((id = semctl(i, 0, SEM_STAT, arg)) != -1 &&
+		    semctl(id, 0, IPC_RMID) == -1) {
+			what = "a semaphore set";
+			goto fail;
+		}
+	/* The container's mqueue mount is its IPC namespace's. */
+	if ((dir = opendir("/dev/mqueue")) == NULL) {
+		what = "/dev/mqueue";
+		goto fail;
+	}
+	while ((de = readdir(dir)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0 &&
+		    unlinkat(dirfd(dir), de->d_name, 0) == -1) {
+			saved = errno;
+			what = "a POSIX message queue";
+			break;
+		}
+	closedir(dir);
+	if (what != NULL) {
+		errno = saved;
+		goto fail;
+	}
+	for (i = 0; i < BUNDLE_FRESH_MOUNTS; i++)
+		if (umount2(f[i].path, MNT_DETACH) == -1 ||
+		    mount("tmpfs", f[i].path, "tmpfs", f[i].flags,
+		    f[i].data) == -1) {
+			what = f[i].path;
+			goto fail;
+		}
+	_exit(0);
+ fail:
+	saved = errno;
+	(void)str_fmt(msg, sizeof(msg), "%s: %s", what, strerror(saved));
+	if (write(errfd, msg, strlen(msg)) == -1)
+		_exit(2);
+	_exit(1);
+}
+
+/*
+ * Wipe a container for its tenant's next run: the answer is WIPED, with
+ * pid 1 once done.  Short and bounded, so done while the loop waits.
+ */
+static void
+priv_wipe(const char *id)
+{
+	struct priv_result	 r;
+	struct ctr		*c;
+	ssize_t			 n;
+	pid_t			 pid;
+	int			 fds[2], st;
+
+	memset(&r, 0, sizeof(r));
+	memcpy(r.id, id, sizeof(r.id));
+	if ((c = ctr_find(id)) == NULL || !c->wipeable) {
+		(void)str_fmt(r.message, sizeof(r.message), "%s",
+		    c == NULL ? "its init is not known" :
+		    "it is not a one-shot container without network under "
+		    "runc or crun");
+		goto done;
+	}
+	if (pipe2(fds, O_CLOEXEC) == -1) {
+		(void)str_fmt(r.message, sizeof(r.message), "pipe: %s",
+		    strerror(errno));
+		goto done;
+	}
+	if ((pid = fork()) == -1) {
+		(void)str_fmt(r.message, sizeof(r.message), "fork: %s",
+		    strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		goto done;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		wipe_child(c, fds[1]);
+	}
+	close(fds[1]);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	n = read(fds[0], r.message, sizeof(r.message) - 1);
+	close(fds[0]);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && n <= 0)
+		r.pid = 1;
+	else if (n <= 0)
+		(void)str_fmt(r.message, sizeof(r.message), "its wipe ended "
+		    "with status %d", st);
+ done:
+	if (r.pid != 1)
+		log_warnx("sandbox %s: cannot wipe it: %s", id, r.message);
+	imsgev_compose(&piev, IMSG_PRIV_WIPED, 0, -1, &r, sizeof(r));
+}
+
 static void
 priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 {
 	struct priv_start	 ps;
 	struct priv_destroy	 pd;
+	struct priv_wipe	 pw;
 	struct image		*im;
 	struct pop		*op;
 	const char		*why;
@@ -1507,6 +1695,14 @@ priv_dispatch(struct imsgev *iev, struct imsg *imsg)
 			op->rt = rt_main;
 		TAILQ_INSERT_TAIL(&pops, op, entry);
 		pop_step(op, 0);
+		break;
+	case IMSG_PRIV_WIPE:
+		if (proto_payload(imsg->data, imsg->datalen, &pw,
+		    sizeof(pw)) == -1 ||
+		    memchr(pw.id, '\0', sizeof(pw.id)) == NULL ||
+		    !sandbox_id_valid(pw.id))
+			fatalx("priv: malformed wipe request");
+		priv_wipe(pw.id);
 		break;
 	default:
 		fatalx("priv: unexpected message type %u", imsg->hdr.type);
@@ -1611,6 +1807,8 @@ priv_main(struct policy *conf, int fd, enum log_dest dest)
 
 	pconf = conf;
 	log_init(dest, log_getverbose(), "mcp-sandboxd[priv]");
+	/* Its own name in ps, top and perf, apart from the main process. */
+	(void)prctl(PR_SET_NAME, "sandboxd-priv");
 	/*
 	 * What the helper runs gets this environment alone.  systemd's
 	 * NOTIFY_SOCKET, for one, would have runc bind its own notify

@@ -247,6 +247,7 @@ sandbox_start(struct sandbox *sb)
 	ps.network = sb->lim.network;
 	ps.slot = sb->slot;
 	ps.persistent = sb->persistent ? 1 : 0;
+	sb->start_pids = sb->lim.pids;
 	str_copy(ps.runtime, sb->runtime, sizeof(ps.runtime));
 
 	if (imsgev_init(&sb->iev, sbd->base, sv[0], PROTO_INIT_FRAME,
@@ -353,7 +354,15 @@ sandbox_destroy(struct sandbox *sb, uint32_t flags, const char *why)
 	}
 	if (sb->ev_start != NULL)
 		evtimer_del(sb->ev_start);
-	if (sb->pooled) {
+	if (sb->ev_wipe != NULL)
+		evtimer_del(sb->ev_wipe);
+	if (reuse_held(sb)) {
+		/* Kept for its tenant, or being wiped: it ended. */
+		if (sb->pooled)
+			log_info("sandbox %s of tenant %s: kept container "
+			    "ended (%s)", sb->id, sb->tenant, why);
+		sb->pooled = sb->wiping = 0;
+	} else if (sb->pooled) {
 		/* Never claimed nor let go: it failed on its own. */
 		sb->pooled = 0;
 		if (sb->state == SB_RUNNING)
@@ -385,6 +394,8 @@ sandbox_free(struct sandbox *sb)
 	job_sandbox_freed(sb);
 	if (sb->ev_start != NULL)
 		event_free(sb->ev_start);
+	if (sb->ev_wipe != NULL)
+		event_free(sb->ev_wipe);
 	/* Never from the channel's own callbacks: it is closed by now or
 	 * its close is still pending, and this cancels it. */
 	if (sb->iev_open)
@@ -496,6 +507,9 @@ sandbox_priv_dispatch(struct imsg *imsg)
 	case IMSG_PRIV_OOM:
 		sb->oom_killed++;
 		break;
+	case IMSG_PRIV_WIPED:
+		reuse_priv_wiped(sb, &r);
+		break;
 	default:
 		fatalx("unexpected message %u from the privileged helper",
 		    imsg->hdr.type);
@@ -560,6 +574,9 @@ sandbox_init_dispatch(struct imsgev *iev, struct imsg *imsg)
 	case IMSG_INIT_ENTRY:
 	case IMSG_INIT_DONE:
 		fileop_init_dispatch(sb, imsg);
+		break;
+	case IMSG_INIT_WIPED:
+		reuse_init_wiped(sb, imsg);
 		break;
 	default:
 		log_warnx("sandbox %s: init sent message type %u", sb->id,

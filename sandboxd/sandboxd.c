@@ -373,6 +373,7 @@ static void
 sandboxd_reap_cb(evutil_socket_t fd, short events, void *arg)
 {
 	sandbox_reap();
+	reuse_reap();
 	pool_fill();
 }
 

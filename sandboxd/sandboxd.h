@@ -125,6 +125,13 @@ struct sandbox {
 	 */
 	int			 guest;
 	uint64_t		 oom_killed;	/* by the helper's guard */
+	/* Reuse (reuse.c): its wipe under way, and runs it served since
+	 * its first; the pids limit its container started with. */
+	int			 wiping;
+	uint64_t		 wipe_start;	/* ns, monotonic */
+	struct event		*ev_wipe;
+	uint32_t		 reused;
+	uint32_t		 start_pids;
 };
 
 TAILQ_HEAD(sandboxq, sandbox);
@@ -151,6 +158,16 @@ struct pool_stats {
 	uint64_t		 shrunk;	/* let go after the idle time */
 	uint32_t		 ready;
 	uint32_t		 starting;
+};
+
+struct reuse_stats {
+	uint64_t		 wiped;		/* containers kept for a tenant */
+	uint64_t		 claimed;	/* runs served by one */
+	uint64_t		 declined;	/* offers refused */
+	uint64_t		 failed;	/* wipes or claims that failed */
+	uint64_t		 expired;	/* let go unclaimed */
+	uint64_t		 wipe_ns;	/* all wipes' time */
+	uint32_t		 kept;		/* now, wiped or being wiped */
 };
 
 /* Everything the main process shares between its files. */
@@ -213,6 +230,16 @@ uint32_t	 pool_wanted(const struct image *);
 struct sandbox	*pool_claim(const char *, const char *, const struct limits *,
 		    const struct runtime *);
 void		 pool_get_stats(struct pool_stats *);
+
+/* reuse.c */
+int		 reuse_held(const struct sandbox *);
+int		 reuse_offer(struct sandbox *, int);
+void		 reuse_init_wiped(struct sandbox *, struct imsg *);
+void		 reuse_priv_wiped(struct sandbox *, const struct priv_result *);
+struct sandbox	*reuse_claim(const char *, const char *, const struct limits *,
+		    const struct runtime *);
+void		 reuse_reap(void);
+void		 reuse_get_stats(struct reuse_stats *);
 
 /* exec.c */
 struct exec_spec {

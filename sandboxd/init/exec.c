@@ -522,6 +522,34 @@ exec_killall(void)
 	exec_signalall(SIGKILL);
 }
 
+/* An exec not yet reaped, or fds waiting for one. */
+int
+exec_busy(void)
+{
+	struct exec	*e;
+
+	if (nheld > 0)
+		return 1;
+	TAILQ_FOREACH(e, &execs, entry)
+		if (!e->reaped)
+			return 1;
+	return 0;
+}
+
+/* After a wipe: every process is gone, and so are the groups. */
+void
+exec_forget(void)
+{
+	struct exec	*e;
+
+	while ((e = TAILQ_FIRST(&execs)) != NULL) {
+		TAILQ_REMOVE(&execs, e, entry);
+		if (e->errfd != -1)
+			close(e->errfd);
+		free(e);
+	}
+}
+
 /* Outside a container: sig to our execs' process groups. */
 void
 exec_signalall(int sig)

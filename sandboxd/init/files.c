@@ -651,6 +651,13 @@ file_dispatch(struct imsg *imsg)
 	}
 }
 
+/* A file operation not yet DONE. */
+int
+file_busy(void)
+{
+	return nops > 0;
+}
+
 /* Produce READ and LIST answers, in turn, while the queue is short. */
 void
 file_step(void)

@@ -11,6 +11,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <err.h>
 #include <errno.h>
@@ -29,6 +30,7 @@
 
 struct imsgbuf	 ibuf;
 int		 wsfd = -1;
+static const char *wsdir = INIT_WORKSPACE;
 
 static int	 sigfd = -1;
 static int	 hello_done;
@@ -352,6 +354,65 @@ init_signal(struct imsg *imsg)
 		exec_signalall(sig);
 }
 
+/*
+ * Between two runs of one tenant (sandboxd/reuse.c), with nothing of
+ * sandboxd's in progress: KILL ends every other process in the
+ * container and waits for each (a SIGKILL cannot be caught, and a
+ * process forked meanwhile is found by the second kill(-1) or was
+ * killed by the first), then closes the workspace, whose mount the
+ * helper replaces next; OPEN opens the new one.  Nothing the runs left
+ * in our memory matters: we keep no state of theirs, and being
+ * undumpable, with ptrace filtered, nobody else writes it.
+ */
+static void
+init_wipe(struct imsg *imsg)
+{
+	struct init_wiped	 w;
+	uint32_t		 step;
+	pid_t			 pid;
+
+	if (imsg->datalen != sizeof(step))
+		init_violation("bad wipe message");
+	memcpy(&step, imsg->data, sizeof(step));
+	memset(&w, 0, sizeof(w));
+	w.step = step;
+	switch (step) {
+	case INIT_WIPE_KILL:
+		if (exec_busy() || file_busy())
+			init_violation("a wipe while work is in progress");
+		if (getpid() == 1) {
+			kill(-1, SIGKILL);
+			kill(-1, SIGKILL);
+		} else
+			exec_killall();
+		for (;;) {
+			pid = waitpid(-1, NULL, __WALL);
+			if (pid == -1 && errno == EINTR)
+				continue;
+			if (pid == -1)
+				break;
+			w.reaped++;
+		}
+		if (errno != ECHILD)
+			init_violation("waitpid: %s", strerror(errno));
+		exec_forget();
+		if (wsfd != -1)
+			close(wsfd);
+		wsfd = -1;
+		break;
+	case INIT_WIPE_OPEN:
+		if (wsfd != -1)
+			init_violation("a workspace open twice");
+		if ((wsfd = open(wsdir, O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
+		    -1)
+			init_violation("%s: %s", wsdir, strerror(errno));
+		break;
+	default:
+		init_violation("wipe step %u refused", step);
+	}
+	init_send(IMSG_INIT_WIPED, imsg->hdr.peerid, &w, sizeof(w));
+}
+
 static void
 init_dispatch(struct imsg *imsg)
 {
@@ -381,6 +442,9 @@ init_dispatch(struct imsg *imsg)
 		break;
 	case IMSG_INIT_SIGNAL:
 		init_signal(imsg);
+		break;
+	case IMSG_INIT_WIPE:
+		init_wipe(imsg);
 		break;
 	default:
 		init_violation("unexpected message type %u", imsg->hdr.type);
@@ -513,7 +577,6 @@ main(int argc, char *argv[])
 	struct proto_hello	 hello;
 	struct stat		 st;
 	sigset_t		 mask;
-	const char		*wsdir = INIT_WORKSPACE;
 	char			 why[256];
 	int			 ch, ctlfd = 3, filterfd = -1;
 

@@ -45,6 +45,8 @@ int	 exec_pollfds(struct pollfd *, int);
 void	 exec_pollevents(const struct pollfd *, int);
 int	 exec_npollfds(void);
 void	 exec_killall(void);
+int	 exec_busy(void);
+void	 exec_forget(void);
 void	 exec_signalall(int);
 
 /* shword.c */
@@ -54,5 +56,6 @@ char	**sh_simple(const char *, char *const [], size_t);
 void	 file_dispatch(struct imsg *);
 void	 file_data(struct imsg *);
 void	 file_step(void);
+int	 file_busy(void);
 
 #endif

@@ -2258,6 +2258,96 @@ test_pidns(void)
 	ok(sbx_stop(&sb) == 0, "pidns: EOF: exit 0");
 }
 
+/* A wipe step, answered: how many processes KILL reaped, or -1. */
+static int
+wipe(struct sbx *sb, uint32_t step)
+{
+	struct init_wiped	 w;
+	struct imsg		 m;
+	int			 r;
+
+	if (sbx_send(sb, IMSG_INIT_WIPE, 7, -1, &step, sizeof(step)) == -1 ||
+	    sbx_wait(sb, IMSG_INIT_WIPED, 7, &m, WAIT_MS) == -1)
+		return -1;
+	r = proto_payload(m.data, m.datalen, &w, sizeof(w));
+	imsg_free(&m);
+	return r == -1 || w.step != step ? -1 : (int)w.reaped;
+}
+
+/*
+ * A wipe between two runs (sandboxd/reuse.c), as PID 1 of a pid
+ * namespace: KILL ends the processes a run left and reaps them, then the
+ * workspace is let go until OPEN.  A wipe while an exec runs, or OPEN
+ * twice, is a violation.
+ */
+static void
+test_wipe(void)
+{
+	static const char *const bg[] = { "/bin/sh", "-c",
+	    "sleep 1000 </dev/null >/dev/null 2>&1 & "
+	    "sleep 1001 </dev/null >/dev/null 2>&1 & echo $!", NULL };
+	const char		*ps[] = { "/bin/sh", "-c", NULL, NULL };
+	char			 script[64];
+	struct spawn_opts	 o;
+	struct sbx		 sb;
+	struct job		 j;
+	pid_t			 pid, left = 0;
+	int			 i, n;
+
+	if (geteuid() != 0) {
+		ok(1, "# SKIP a pid namespace needs root");
+		return;
+	}
+	memset(&o, 0, sizeof(o));
+	o.newpid = 1;
+	if (sbx_start(&sb, &o) == -1) {
+		ok(0, "wipe: hello from PID 1");
+		return;
+	}
+	if (run(&sb, &j, bg) == 0 && j.ex.status == 0)
+		left = atoi(j.out_buf);
+	ok(left > 1, "wipe: a run leaves two sleepers behind");
+	job_close(&j);
+	n = wipe(&sb, INIT_WIPE_KILL);
+	ok(n == 2, "wipe: KILL ends and reaps both (%d)", n);
+	ok(write_str(&sb, "f", 0, 0644, "x") == EBADF,
+	    "wipe: no workspace until OPEN: EBADF");
+	ok(wipe(&sb, INIT_WIPE_OPEN) == 0, "wipe: OPEN");
+	ok(write_str(&sb, "f", 0, 0644, "x") == 0, "wipe: the workspace again");
+	(void)snprintf(script, sizeof(script), "kill -0 %d 2>/dev/null && "
+	    "echo alive || echo gone", (int)left);
+	ps[2] = script;
+	ok(run(&sb, &j, ps) == 0 && strcmp(j.out_buf, "gone\n") == 0,
+	    "wipe: the next run finds no sleeper");
+	job_close(&j);
+	ok(wipe(&sb, INIT_WIPE_KILL) == 0 && wipe(&sb, INIT_WIPE_OPEN) == 0,
+	    "wipe: a wipe with nothing left: 0 reaped");
+	(void)sbx_send(&sb, IMSG_INIT_WIPE, 7, -1,
+	    &(uint32_t){ INIT_WIPE_OPEN }, sizeof(uint32_t));
+	ok(sbx_exit_status(&sb, WAIT_MS) == 1,
+	    "wipe: OPEN with the workspace open: a violation, exit 1");
+	sbx_free_queue(&sb);
+	close(sb.ib.fd);
+	imsgbuf_clear(&sb.ib);
+
+	if (sbx_start(&sb, &o) == -1)
+		return;
+	/* Its host pid: the one STARTED gives is the namespace's. */
+	pid = start_sleeper(&sb, &j) > 0 ? j.credpid : -1;
+	(void)sbx_send(&sb, IMSG_INIT_WIPE, 7, -1,
+	    &(uint32_t){ INIT_WIPE_KILL }, sizeof(uint32_t));
+	n = sbx_exit_status(&sb, WAIT_MS);
+	/* Its namespace's end kills it; the kernel reaps it, not us. */
+	for (i = 0; i < WAIT_MS / 5 && pid > 0 && kill(pid, 0) == 0; i++)
+		msleep(5);
+	ok(n == 1 && pid > 0 && kill(pid, 0) == -1 && errno == ESRCH,
+	    "wipe: KILL while an exec runs: a violation, exit 1, it killed");
+	job_close(&j);
+	sbx_free_queue(&sb);
+	close(sb.ib.fd);
+	imsgbuf_clear(&sb.ib);
+}
+
 /*
  * The file operations and every escape again where openat2(2) answers
  * ENOSYS, as in gVisor, whose runsc also gives the socket as stdin: the
@@ -2390,6 +2480,7 @@ main(int argc, char *argv[])
 	test_eof();
 	test_guard();
 	test_pidns();
+	test_wipe();
 	test_filter();
 
 	rm_rf(base);

@@ -1087,6 +1087,39 @@ test_metrics(void)
  * expiry, share downloads and share rate.
  */
 /* "host name": the short name mcpd puts in the ids it hands out. */
+/* reuse yes|no in a tenant: off by default, dumped when on. */
+static void
+test_reuse(void)
+{
+	struct policy	*p;
+	char		*d;
+
+	p = loads("reuse", "tenant a {\n\tuid 1\n\treuse yes\n}\n"
+	    "tenant b {\n\tuid 2\n\treuse no\n}\n"
+	    "tenant c {\n\tuid 3\n}\n"
+	    "tenant reuse {\n\tuid 4\n}\n");
+	if (p == NULL)
+		return;
+	ok(policy_tenant(p, "a")->reuse == 1 &&
+	    policy_tenant(p, "b")->reuse == 0 &&
+	    policy_tenant(p, "c")->reuse == 0,
+	    "reuse yes, reuse no, and off by default");
+	ok(policy_tenant(p, "reuse") != NULL,
+	    "\"reuse\" is still a value: a tenant's name");
+	d = dump_text(p);
+	ok(strstr(d, "\treuse yes\n") != NULL &&
+	    strstr(d, "reuse no") == NULL, "only reuse yes is dumped");
+	free(d);
+	round_trip("reuse", p);
+	policy_free(p);
+	fails("reuse twice, reuse of nothing",
+	    "tenant a {\n\tuid 1\n\treuse yes\n\treuse no\n}\n"
+	    "tenant b {\n\tuid 2\n\treuse\n}\n",
+	    "t.conf:4: reuse given twice\n"
+	    "t.conf:8: syntax error, unexpected end of line, expecting "
+	    "\"yes\" or \"no\"");
+}
+
 static void
 test_host_name(void)
 {
@@ -2600,6 +2633,7 @@ main(void)
 	test_metrics();
 	test_oauth();
 	test_share();
+	test_reuse();
 	test_host_name();
 	test_allow_proxy();
 	test_runtimes();

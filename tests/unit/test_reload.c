@@ -351,6 +351,30 @@ test_metrics(void)
  */
 #define SHARE_T(stmts) "tenant t {\n\tuid 5003\n" stmts "}\n"
 
+/* reuse changes in place, for sandboxd to act on at its next tick. */
+static void
+test_reuse(void)
+{
+	struct policy_changes	 ch;
+	struct policy		*cur;
+	struct tenant		*t;
+	char			 sum[256];
+	int			 rv;
+
+	cur = load(SHARE_T("\treuse yes\n"));
+	t = policy_tenant(cur, "t");
+	ok(t != NULL && t->reuse, "reuse yes loaded");
+	rv = reload(cur, SHARE_T(""), POLICY_SANDBOXD, &ch, sum, sizeof(sum));
+	ok(rv == 0 && policy_tenant(cur, "t") == t && !t->reuse &&
+	    ch.tenants_changed == 1 && strstr(errbuf, "restart") == NULL,
+	    "reuse taken away in place: %s", sum);
+	rv = reload(cur, SHARE_T("\treuse no\n"), POLICY_SANDBOXD, &ch, sum,
+	    sizeof(sum));
+	ok(rv == 0 && strcmp(sum, "nothing changed") == 0,
+	    "reuse no is the default: %s", sum);
+	policy_free(cur);
+}
+
 static void
 test_share(void)
 {
@@ -495,6 +519,7 @@ main(void)
 	test_metrics();
 	test_oauth();
 	test_share();
+	test_reuse();
 	test_host_name();
 	test_allow_proxy();
 	test_resolve();
