@@ -21,8 +21,9 @@
  * one-shot containers without network under runc or crun are reused
  * (gVisor's kernel holds a container's state where the host cannot wipe
  * it), a container serves REUSE_RUNS_MAX runs at most, a tenant keeps
- * REUSE_KEEP of them per image and runtime, every tenant together a
- * quarter of the uid slots, and one unclaimed for its image's pool idle
+ * REUSE_KEEP of them per image and runtime, none is kept while fewer than
+ * a quarter of the uid slots are free (so that other tenants' new
+ * containers always find one), and one unclaimed for its image's pool idle
  * time (REUSE_IDLE_S without one) goes.  A
  * reload that takes "reuse" from a tenant ends its wiped containers at
  * the next tick.
@@ -43,7 +44,7 @@
 #define REUSE_WIPE_MS	5000	/* the three steps, at most */
 #define REUSE_IDLE_S	60	/* unclaimed this long: destroyed */
 #define REUSE_RUNS_MAX	256	/* runs one container serves */
-#define REUSE_KEEP	8	/* wiped, per tenant, image and runtime */
+#define REUSE_KEEP	16	/* wiped, per tenant, image and runtime */
 
 static struct reuse_stats	 stats;
 
@@ -56,6 +57,17 @@ reuse_wanted(const char *tenant)
 	return (t = policy_tenant(sbd->conf, tenant)) != NULL && t->reuse;
 }
 
+/* A kept container let go; its slot is free once it is destroyed. */
+static void
+reuse_end(struct sandbox *sb, const char *why)
+{
+	sb->pooled = 0;
+	stats.expired++;
+	log_debug("sandbox %s of tenant %s: no longer kept: %s", sb->id,
+	    sb->tenant, why);
+	sandbox_destroy(sb, 0, why);
+}
+
 /* A wiped container of a tenant, or one being wiped. */
 int
 reuse_held(const struct sandbox *sb)
@@ -63,22 +75,22 @@ reuse_held(const struct sandbox *sb)
 	return (sb->pooled || sb->wiping) && sb->tenant[0] != '\0';
 }
 
-/* How many are held: for sb's tenant, image and runtime; for all. */
-static void
-reuse_count(const struct sandbox *like, uint32_t *mine, uint32_t *all)
+/* How many are held for sb's tenant, image and runtime. */
+static uint32_t
+reuse_count(const struct sandbox *like)
 {
 	const struct sandbox	*sb;
+	uint32_t		 n = 0;
 
-	*mine = *all = 0;
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry) {
 		if (!reuse_held(sb))
 			continue;
-		(*all)++;
 		if (strcmp(sb->tenant, like->tenant) == 0 &&
 		    strcmp(sb->image, like->image) == 0 &&
 		    strcmp(sb->runtime, like->runtime) == 0)
-			(*mine)++;
+			n++;
 	}
+	return n;
 }
 
 static void
@@ -117,12 +129,10 @@ reuse_offer(struct sandbox *sb, int clean)
 	    (REUSE_WIPE_MS % 1000) * 1000 };
 	const struct runtime	*rt;
 	const char	*why = NULL;
-	uint32_t	 mine, all;
 
 	if (!reuse_wanted(sb->tenant))
 		return 0;
 	rt = policy_runtime(sbd->conf, sb->runtime);
-	reuse_count(sb, &mine, &all);
 	if (sb->persistent || sb->guest || rt == NULL ||
 	    rt->kind == RUNTIME_RUNSC || sb->lim.network != NET_NONE)
 		why = "not a one-shot container without network under runc "
@@ -135,10 +145,10 @@ reuse_offer(struct sandbox *sb, int clean)
 		why = "it is not idle";
 	else if (sb->reused + 1 >= REUSE_RUNS_MAX)
 		why = "it served its last run";
-	else if (mine >= REUSE_KEEP)
+	else if (reuse_count(sb) >= REUSE_KEEP)
 		why = "the tenant keeps enough already";
-	else if (all >= sbd->conf->uid_slots / 4)
-		why = "a quarter of the uid slots are kept already";
+	else if (sandbox_slots_free() < sbd->conf->uid_slots / 4)
+		why = "fewer than a quarter of the uid slots are free";
 	if (why != NULL) {
 		log_debug("sandbox %s: not reused: %s", sb->id, why);
 		stats.declined++;
@@ -250,7 +260,26 @@ reuse_claim(const char *image, const char *tenant, const struct limits *lim,
 	return sb;
 }
 
-/* Wiped containers unclaimed for long, or of tenants reuse no more. */
+/* The kept container claimed longest ago, or NULL. */
+static struct sandbox *
+reuse_oldest(void)
+{
+	struct sandbox	*sb, *old = NULL;
+
+	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
+		if (sb->pooled && sb->tenant[0] != '\0' &&
+		    sb->state == SB_RUNNING &&
+		    (old == NULL || sb->last_used < old->last_used))
+			old = sb;
+	return old;
+}
+
+/*
+ * Wiped containers unclaimed for long, or of tenants reuse no more; and
+ * the oldest while fewer than a quarter of the uid slots are free, which
+ * other containers took since: kept ones never stand in a new one's way
+ * for long.
+ */
 void
 reuse_reap(void)
 {
@@ -258,6 +287,7 @@ reuse_reap(void)
 	struct sandbox		*sb, *next;
 	int64_t			 now = (int64_t)time(NULL), idle;
 	const char		*why;
+	uint32_t		 nfree;
 
 	TAILQ_FOREACH_SAFE(sb, &sbd->sandboxes, entry, next) {
 		if (!sb->pooled || sb->tenant[0] == '\0' ||
@@ -272,12 +302,12 @@ reuse_reap(void)
 			why = "it was not claimed in time";
 		else
 			continue;
-		sb->pooled = 0;
-		stats.expired++;
-		log_debug("sandbox %s of tenant %s: no longer kept: %s",
-		    sb->id, sb->tenant, why);
-		sandbox_destroy(sb, 0, why);
+		reuse_end(sb, why);
 	}
+	/* Slots come free as the destroys end: count them now. */
+	for (nfree = sandbox_slots_free(); nfree < sbd->conf->uid_slots / 4 &&
+	    (sb = reuse_oldest()) != NULL; nfree++)
+		reuse_end(sb, "other containers need its uid slot");
 }
 
 void

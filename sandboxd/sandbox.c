@@ -65,6 +65,16 @@ sandbox_slot_alloc(uint32_t *slot)
 	return -1;
 }
 
+uint32_t
+sandbox_slots_free(void)
+{
+	uint32_t	 i, n = 0;
+
+	for (i = 0; i < sbd->conf->uid_slots; i++)
+		n += !sbd->slots[i];
+	return n;
+}
+
 void
 sandbox_slot_take(uint32_t slot)
 {

@@ -217,6 +217,7 @@ void		 sandbox_touch(struct sandbox *);
 int		 sandbox_id_valid(const char *);
 void		 sandbox_new_id(char [SBX_ID_LEN + 1]);
 void		 sandbox_reap(void);
+uint32_t	 sandbox_slots_free(void);
 void		 sandbox_shutdown(void);
 /* Start a sandbox's container; sandbox_want() does it on demand. */
 void		 sandbox_start(struct sandbox *);

@@ -24,13 +24,13 @@ RUN=$T/run
 CGP=$(cg_parent "$RUN")
 LOG=$T/sandboxd.log
 
-conf() {	# conf REUSE: alice's reuse
+conf() {	# conf REUSE [SLOTS]: alice's reuse, the uid slots (64)
 	cat <<EOF
 user "$MU"
 run directory "$RUN"
 state directory "$T/state"
 sandbox-init "$B/sandbox-init"
-sandbox uids 268435456 64
+sandbox uids 268435456 ${2:-64}
 image host host pool 1 idle 8s
 
 limits default {
@@ -317,6 +317,7 @@ check "it records the reused runs as such" \
 
 # --- a reload takes reuse away; the idle time ---------------------------------
 k0=$(kept_last alice)
+conf yes 8 > "$CONF"
 start auditd
 start sandboxd
 check "sandboxd is ready again" \
@@ -326,7 +327,7 @@ wait_for 10 eval '[ "$(kept_last alice)" != "$k0" ]'
 k=$(kept_last alice)
 wait_for 10 alive "$k"
 check "a kept container waits for her next run" alive "$k"
-conf no > "$CONF"
+conf no 8 > "$CONF"
 kill -HUP "${PID[sandboxd]}"
 check "a reload that takes reuse from her ends it within seconds" \
     wait_for 10 eval '! alive "$k"'
@@ -340,8 +341,35 @@ wait_for 10 eval '[ "$(kept_last bob)" != "$b0" ]'
 b=$(kept_last bob)
 check "bob's kept container goes when unclaimed for the image's idle time (8 s)" \
     wait_for 20 eval '! alive "$b"'
+# Eight slots: kept containers never keep others out for long.  Bob's
+# three runs at once leave three kept, beside the warm one (four slots
+# free); carol's six long runs at once need six: one or two find no
+# slot, and bob's kept ones are let go, so that her next run finds one.
+n=$(grep -c "kept for tenant bob" "$LOG")
+for i in 1 2 3; do
+	SBX -t bob run -l sh -c 'sleep 1' > /dev/null 2>&1 &
+	bp[$i]=$!
+done
+wait "${bp[@]}"
+check "bob's three runs at once leave three kept" \
+    wait_for 10 eval '[ "$(grep -c "kept for tenant bob" "$LOG")" -ge $((n + 3)) ]'
+for i in 1 2 3 4 5 6; do
+	SBX -t carol run -T 10000 -l sh -c 'echo up; sleep 8' > "$T/slot$i" 2>&1 &
+	cp[$i]=$!
+done
+wait_for 15 eval '[ "$(cat "$T"/slot[1-6] | grep -c -e "^up$" -e "slots are in use")" -ge 6 ]'
+refused=$(grep -l "slots are in use" "$T"/slot[1-6] | wc -l)
+check "carol's runs took every slot but those kept ($refused refused)" \
+    test "$refused" -ge 1
+check "bob's kept ones are let go for them" \
+    wait_for 10 grep -q "no longer kept: other containers need its uid slot" "$LOG"
+as carol run -l sh -c 'echo in'
+check "and carol's next run finds a slot ($OUT)" test "$OUT" = in
+kill "${cp[@]}" 2> /dev/null
+wait "${cp[@]}" 2> /dev/null
+kill_daemons
 check "no sandbox process is left" \
-    eval 'kill_daemons; [ -z "$(sandbox_pids)" ]'
+    wait_for 10 eval '[ -z "$(sandbox_pids)" ]'
 check "no sanitizer report" \
     test -z "$(grep -E 'ERROR: AddressSanitizer|LeakSanitizer' "$T"/*.log)"
 done_testing
