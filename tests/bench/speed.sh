@@ -196,6 +196,8 @@ fi
 
 PORT=$(free_port)
 TOKEN=bench-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+# (g): a tenant whose one-shot containers are wiped and reused.
+RTOKEN=bench-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 cat > "$CONF" <<EOF
 user "64101"
 run directory "$RUN"
@@ -208,6 +210,10 @@ image host host pool $POOL
 tenant bench {
 	token "sha256:$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)"
 	uid root
+}
+tenant reuse {
+	token "sha256:$(printf %s "$RTOKEN" | sha256sum | cut -d' ' -f1)"
+	reuse yes
 }
 
 audit {
@@ -241,6 +247,7 @@ for n in auditd sandboxd mcpd; do
 done
 URL=http://127.0.0.1:$PORT/mcp
 HTTP=(http -u "$URL" -t "$TOKEN")
+REUSE=(http -u "$URL" -t "$RTOKEN")
 SBXEXE=$(readlink -f "$B/mcp-sandboxd")
 HELPER=
 for p in $(ps -o pid= --ppid "${PID[sandboxd]}"); do
@@ -281,7 +288,7 @@ STDIO=(setpriv --groups 64101 -- "$B/mcpd" --stdio -f "$CONF")
 # Each round: every latency row in turn, N/R samples of each.
 NR=$(( (N + R - 1) / R ))
 for r in $(seq "$R"); do
-	progress "latency, round $r of $R: (a) (b) (d) (e) (f)"
+	progress "latency, round $r of $R: (a) (b) (d) (e) (f) (g)"
 	runcrun "$r"
 	measure bare exec -n "$NR" -w "$W" -- "${BARE[@]}" "$PY" -c 'print(1)'
 	measure runc exec -n "$NR" -w "$W" -- "${RUNCARGS[@]}"
@@ -291,6 +298,8 @@ for r in $(seq "$R"); do
 	measure stdio.paced stdio -n "$NR" -w "$W" -g "$GAP" -- \
 	    "${STDIO[@]}"
 	measure exec "${HTTP[@]}" -n "$NR" -w "$W" exec
+	measure reuse "${REUSE[@]}" -n "$NR" -w "$W" run
+	measure reuse.paced "${REUSE[@]}" -n "$NR" -w "$W" -g "$GAP" run
 done
 
 # Throughput: (b) and (d) in turn, RT rounds of each cell.
@@ -300,6 +309,7 @@ throughput() {	# throughput C ROUND
 	runcrun "t$1-$2"
 	cpu "runc.c$1" exec -n "$NTR" -c "$1" -w 0 -- "${RUNCARGS[@]}"
 	cpu "http.c$1" "${HTTP[@]}" -n "$NTR" -c "$1" -w 1 run
+	cpu "reuse.c$1" "${REUSE[@]}" -n "$NTR" -c "$1" -w 1 run
 }
 for c in 1 4; do
 	for r in $(seq "$RT"); do
@@ -334,6 +344,43 @@ while read -r n v; do
 	LOAD[$n]=$v
 done < "$T/sampler.out"
 
+# Where the CPU goes (issue 25): one cell more of (b) and of (d) at 1 and
+# at 4 at once, the whole machine sampled by perf meanwhile; the samples
+# are added up by the name of the process they fell in (its "comm", which
+# exec changes: runc's stages name themselves, and sandboxd's helper is
+# "sandboxd-priv"), and kernel from user by where they fell.
+NP=${NP:-60}	# runs per profiled cell
+PF=${PF:-997}	# samples per second per CPU
+PERF=$(command -v perf)
+PROFILE_SKIP=
+if [ -z "$PERF" ]; then
+	PROFILE_SKIP="no perf here (apt-get install linux-perf)"
+elif ! "$PERF" record -q -a -F "$PF" -e cpu-clock -o "$T/res/probe.perf" \
+    -- true > /dev/null 2> "$T/res/probe.err"; then
+	PROFILE_SKIP="perf record -a fails: $(head -n 1 "$T/res/probe.err")"
+fi
+# profile KEY C MODE mcpbench-args...: C at once, one warm-up run each,
+# which perf sees too: the runs are counted with them.
+profile() {
+	local key=$1 c=$2 mode=$3
+	shift 3
+	echo "$c" > "$T/res/$key.pwarm"
+	"$PERF" record -q -a -F "$PF" -e cpu-clock -o "$T/res/$key.perf" -- \
+	    "$BENCH" "$mode" -o "$T/res/$key.praw" -c "$c" -w 1 "$@" \
+	    > /dev/null 2> "$T/res/$key.perr"
+	"$PERF" report -i "$T/res/$key.perf" --stdio -q --sort comm,dso \
+	    -F sample,comm,dso -t '|' > "$T/res/$key.prof" 2> /dev/null
+}
+if [ -z "$PROFILE_SKIP" ]; then
+	for c in 1 4; do
+		progress "where the CPU goes, at $c"
+		runcrun "p$c"
+		profile "runc.p$c" "$c" exec -n "$NP" -- "${RUNCARGS[@]}"
+		profile "http.p$c" "$c" "${HTTP[@]}" -n "$NP" run
+		profile "reuse.p$c" "$c" "${REUSE[@]}" -n "$NP" run
+	done
+fi
+
 progress "stopping the suite"
 stop_daemons
 LEFT=$( ("$RUNC" --root "$RUN/runc" list -q; "$RUNC" --root "$MEM/runc-root" \
@@ -344,8 +391,9 @@ STRAYS=$(ps -eo uid= | awk -v b="$SANDBOX_UIDS" \
 
 # --- the table ---------------------------------------------------------------
 
-for k in bare runc http http.paced stdio stdio.paced exec runc.c1 runc.c4 \
-    runc.c16 http.c1 http.c4 http.c16; do
+for k in bare runc http http.paced stdio stdio.paced exec reuse reuse.paced \
+    runc.c1 runc.c4 runc.c16 http.c1 http.c4 http.c16 reuse.c1 reuse.c4 \
+    reuse.c16; do
 	pooled "$k"
 done
 
@@ -387,15 +435,19 @@ lat http.paced "(d) run_code, HTTP, paced"
 lat stdio "(e) run_code, stdio, back to back"
 lat stdio.paced "(e) run_code, stdio, paced"
 lat exec "(f) sandbox_exec, persistent sandbox, HTTP"
+lat reuse "(g) run_code, HTTP, reuse yes, back to back"
+lat reuse.paced "(g) run_code, HTTP, reuse yes, paced"
 echo "# throughput in runs/s, about $NT runs per cell, (b) and (d) in turn in $RT rounds"
 printf '%-50s %8s %8s %8s\n' "" c=1 c=4 c=16
 thr runc "(b) runc run"
 thr http "(d) run_code, HTTP"
+thr reuse "(g) run_code, HTTP, reuse yes"
 echo "# CPU ms per run, the whole machine's (/proc/stat), in those cells"
 thrcpu runc "(b) runc run"
 thrcpu http "(d) run_code, HTTP"
+thrcpu reuse "(g) run_code, HTTP, reuse yes"
 ERRS=$(cat "$T"/res/runc.c? "$T"/res/runc.c16 "$T"/res/http.c? \
-    "$T"/res/http.c16 2>/dev/null |
+    "$T"/res/http.c16 "$T"/res/reuse.c? "$T"/res/reuse.c16 2>/dev/null |
     awk '{ e += $4 } END { print e + 0 }')
 [ "$ERRS" -ne 0 ] && echo "# $ERRS runs failed in the throughput rows"
 echo "# resident memory (VmRSS), MiB: idle, and the most sampled" \
@@ -432,6 +484,72 @@ else
 fi
 [ -n "$KILLED" ] && echo "# did not stop within 30 s, killed:$KILLED"
 
+# part KEY: "component ms kernel-ms" lines, per run of the profiled cell.
+part() {
+	local runs
+	runs=$(( $(grep -c . "$T/res/$1.praw" 2> /dev/null) +
+	    $(cat "$T/res/$1.pwarm" 2> /dev/null || echo 0) ))
+	[ "${runs:-0}" -gt 0 ] && [ -s "$T/res/$1.prof" ] || return
+	awk -F'|' -v runs="$runs" -v hz="$PF" '
+	function part(c) {
+		if (c == "python3") return "python3, the run itself"
+		if (c == "sh") return "sh, the language command line"
+		if (c == "sandbox-init") return "sandbox-init"
+		if (c ~ /^runc:\[2:INIT\]/) return "runc init: namespaces, mounts, exec"
+		if (c ~ /^runc:\[[01]:/ || c == "exe")
+			return "runc init: first stages (nsexec)"
+		if (c == "runc") return "runc: create, start, kill, delete"
+		if (c == "sandboxd-priv") return "sandboxd privileged helper"
+		if (c == "mcp-sandboxd") return "sandboxd"
+		if (c == "mcpd") return "mcpd"
+		if (c == "mcp-auditd") return "auditd"
+		if (c ~ /^(kworker|ksoftirqd|rcu|migration|kcompactd|khugepaged|kswapd)/)
+			return "kernel threads: teardown, RCU"
+		if (c == "mcpbench") return "(the benchmark client)"
+		if (c == "perf" || c ~ /^swapper/ || c == "" || c == ":-1")
+			return ""
+		return "other: " c
+	}
+	{
+		gsub(/^ +| +$/, "", $1); gsub(/^ +| +$/, "", $2)
+		gsub(/^ +| +$/, "", $3)
+		p = part($2)
+		if (p == "") next
+		ms = $1 * 1000 / hz / runs
+		t[p] += ms
+		if ($3 == "[kernel.kallsyms]") k[p] += ms
+	}
+	END { for (p in t) printf "%s|%.2f|%.2f\n", p, t[p], k[p] }' \
+	    "$T/res/$1.prof"
+}
+PKEYS="runc.p1 runc.p4 http.p1 http.p4 reuse.p1 reuse.p4"
+if [ -n "$PROFILE_SKIP" ]; then
+	echo "# where the CPU goes: skipped: $PROFILE_SKIP"
+else
+	for k in $PKEYS; do part "$k" > "$T/res/$k.part"; done
+	echo "# where the CPU goes: CPU ms per run by process, kernel part in" \
+	    "brackets; perf record -a at $PF Hz over $NP more runs per cell"
+	printf '%-36s %12s %12s %12s %12s %12s %12s\n' "" "(b) c=1" \
+	    "(b) c=4" "(d) c=1" "(d) c=4" "(g) c=1" "(g) c=4"
+	cat "$T"/res/*.p[14].part | cut -d'|' -f1 | sort -u |
+	    while read -r comp; do
+		line=$(printf '%-36s' "$comp")
+		for k in $PKEYS; do
+			v=$(awk -F'|' -v c="$comp" '$1 == c {
+			    printf "%.1f (%.1f)", $2, $3 }' "$T/res/$k.part")
+			line="$line $(printf '%12s' "${v:--}")"
+		done
+		echo "$line"
+	done
+	line=$(printf '%-36s' "all but the client")
+	for k in $PKEYS; do
+		v=$(awk -F'|' '$1 !~ /^\(/ { t += $2; k += $3 }
+		    END { printf "%.1f (%.1f)", t, k }' "$T/res/$k.part")
+		line="$line $(printf '%12s' "$v")"
+	done
+	echo "$line"
+fi
+
 # --- the targets -------------------------------------------------------------
 
 D50=$(field http.paced p50)
@@ -458,4 +576,17 @@ if [ -n "${POOLID:-}" ]; then
 else
 	target "an idle pool container <= 4 MiB: none found" "" "<=" ""
 fi
+G4=$(field reuse.c4 rate)
+G4CPU=$(cpums reuse.c4)
+G50=$(field reuse.paced p50)
+GB50=$(field reuse p50)
+R42=$( [ -n "$R4" ] && calc "2 * $R4")
+A12=$(calc "1.2 * $A50")
+A14=$(calc "1.4 * $A50")
+echo "# targets (issue 25): (g), a tenant with reuse yes"
+target "(g) c=4 $G4 runs/s >= 2 x (b) c=4 = $R42 runs/s" "$G4" ">=" "$R42"
+target "(g) c=4 $G4CPU CPU ms per run <= 20" "$G4CPU" "<=" 20
+target "(g) paced p50 $G50 ms <= 1.2 x (a) p50 = $A12 ms" "$G50" "<=" "$A12"
+target "(g) back to back p50 $GB50 ms <= 1.4 x (a) p50 = $A14 ms" \
+    "$GB50" "<=" "$A14"
 exit 0
