@@ -41,7 +41,7 @@
 #include "sandboxd.h"
 #include "util.h"
 
-#define REUSE_WIPE_MS	5000	/* the three steps, at most */
+#define REUSE_WIPE_MS	5000	/* the three steps, at most; whole seconds */
 #define REUSE_IDLE_S	60	/* unclaimed this long: destroyed */
 #define REUSE_RUNS_MAX	256	/* runs one container serves */
 #define REUSE_KEEP	16	/* wiped, per tenant, image and runtime */
@@ -125,8 +125,7 @@ reuse_step(struct sandbox *sb, uint32_t step)
 int
 reuse_offer(struct sandbox *sb, int clean)
 {
-	struct timeval	 tv = { REUSE_WIPE_MS / 1000,
-	    (REUSE_WIPE_MS % 1000) * 1000 };
+	struct timeval	 tv = { REUSE_WIPE_MS / 1000, 0 };
 	const struct runtime	*rt;
 	const char	*why = NULL;
 
