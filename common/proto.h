@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	12U
+#define MCPD_PROTO_VERSION	13U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -563,6 +563,12 @@ struct sbx_server {
 	uint32_t	 slots_used;	/* host uid ranges */
 	uint32_t	 slots_total;
 	uint32_t	 peers;
+	/* Containers kept for their tenants' next runs (reuse yes). */
+	uint32_t	 reuse_kept;	/* now, wiped or being wiped */
+	uint32_t	 pad2;
+	uint64_t	 reuse_claimed;	/* runs served by one */
+	uint64_t	 reuse_wiped;	/* wipes done */
+	uint64_t	 reuse_failed;	/* wipes or claims that failed */
 };
 
 struct sbx_done {

@@ -618,6 +618,17 @@ render_sandboxd(struct evbuffer *b, const struct sbx_server *s)
 	    "container ready (since sandboxd started).", s->pool_empty);
 	one(b, "mcpd_pool_failed_total", "counter", "Warm containers that "
 	    "failed to start (since sandboxd started).", s->pool_failed);
+	one(b, "mcpd_reuse_kept", "gauge", "Containers kept for their "
+	    "tenants' next runs (reuse yes), wiped or being wiped.",
+	    s->reuse_kept);
+	one(b, "mcpd_reuse_claimed_total", "counter", "Runs served by a "
+	    "kept container (since sandboxd started).", s->reuse_claimed);
+	one(b, "mcpd_reuse_wiped_total", "counter", "Containers wiped for "
+	    "their tenant's next run (since sandboxd started).",
+	    s->reuse_wiped);
+	one(b, "mcpd_reuse_failed_total", "counter", "Wipes or claims of "
+	    "kept containers that failed, the container destroyed (since "
+	    "sandboxd started).", s->reuse_failed);
 	one(b, "mcpd_sandboxes_persistent", "gauge", "Persistent sandboxes.",
 	    s->sandboxes);
 	one(b, "mcpd_sandboxes_persistent_running", "gauge", "Persistent "

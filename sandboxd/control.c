@@ -78,6 +78,7 @@ control_server(struct conn *c, struct imsg *imsg)
 	struct sbx_done		 done;
 	struct audit_stats	 as;
 	struct pool_stats	 ps;
+	struct reuse_stats	 rs;
 	struct conn		*p, *audit;
 	const struct client	*cl;
 	char			 hex[65];
@@ -121,6 +122,11 @@ control_server(struct conn *c, struct imsg *imsg)
 	s.pool_claimed = ps.claimed;
 	s.pool_empty = ps.empty;
 	s.pool_failed = ps.failed;
+	reuse_get_stats(&rs);
+	s.reuse_kept = rs.kept;
+	s.reuse_claimed = rs.claimed;
+	s.reuse_wiped = rs.wiped;
+	s.reuse_failed = rs.failed;
 	control_counts(&s);
 	s.peers = (uint32_t)done.size;
 	conn_compose(c, IMSG_SBX_SERVERINFO, reqid, -1, &s, sizeof(s));

@@ -336,6 +336,25 @@ pool_started(struct sandbox *sb, const char *error)
 }
 
 /*
+ * A warm or kept container, now a run's, with the run's limits written
+ * over those it has (which a reload may have changed since it started):
+ * 0, or -1 once it is destroyed.
+ */
+int
+pool_take(struct sandbox *sb, const char *tenant, const struct limits *lim)
+{
+	sb->pooled = 0;
+	if (cgroup_sandbox_limits(sb->id, &sb->lim, lim) == -1) {
+		sandbox_destroy(sb, 0, "its limits could not be set");
+		return -1;
+	}
+	str_copy(sb->tenant, tenant, sizeof(sb->tenant));
+	sb->lim = *lim;
+	sb->created = sb->last_used = (int64_t)time(NULL);
+	return 0;
+}
+
+/*
  * A warm container of the image for a one-shot run of tenant with lim,
  * now the run's own; or NULL for a cold start.
  */
@@ -367,16 +386,10 @@ pool_claim(const char *image, const char *tenant, const struct limits *lim,
 		stats.empty++;
 		return NULL;
 	}
-	sb->pooled = 0;
-	/* From what it was started with, which a reload may have changed. */
-	if (cgroup_sandbox_limits(sb->id, &sb->lim, lim) == -1) {
+	if (pool_take(sb, tenant, lim) == -1) {
 		stats.failed++;
-		sandbox_destroy(sb, 0, "its limits could not be set");
 		return NULL;
 	}
-	str_copy(sb->tenant, tenant, sizeof(sb->tenant));
-	sb->lim = *lim;
-	sb->created = sb->last_used = (int64_t)time(NULL);
 	stats.claimed++;
 	return sb;
 }

@@ -246,15 +246,11 @@ reuse_claim(const char *image, const char *tenant, const struct limits *lim,
 			break;
 	if (sb == NULL)
 		return NULL;
-	sb->pooled = 0;
-	if (cgroup_sandbox_limits(sb->id, &sb->lim, lim) == -1) {
+	if (pool_take(sb, tenant, lim) == -1) {
 		stats.failed++;
-		sandbox_destroy(sb, 0, "its limits could not be set");
 		return NULL;
 	}
-	sb->lim = *lim;
 	sb->reused++;
-	sb->created = sb->last_used = (int64_t)time(NULL);
 	stats.claimed++;
 	return sb;
 }

@@ -231,6 +231,8 @@ uint32_t	 pool_wanted(const struct image *);
 struct sandbox	*pool_claim(const char *, const char *, const struct limits *,
 		    const struct runtime *);
 void		 pool_get_stats(struct pool_stats *);
+int		 pool_take(struct sandbox *, const char *,
+		    const struct limits *);
 
 /* reuse.c */
 int		 reuse_held(const struct sandbox *);

@@ -438,6 +438,11 @@ text_status(const struct ctl_status *st)
 	    (unsigned long long)s->pool_claimed,
 	    (unsigned long long)s->pool_empty,
 	    (unsigned long long)s->pool_failed);
+	printf("reuse: %u containers kept for their tenants; %llu runs "
+	    "served by one, %llu wipes, %llu failed\n", s->reuse_kept,
+	    (unsigned long long)s->reuse_claimed,
+	    (unsigned long long)s->reuse_wiped,
+	    (unsigned long long)s->reuse_failed);
 	printf("sandboxes: %u persistent (%u running), %u one-shot runs; "
 	    "%u processes; %u requests in progress; uid ranges %u of %u\n",
 	    s->sandboxes, s->sandboxes_running, s->oneshot, s->execs,

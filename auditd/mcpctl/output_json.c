@@ -326,7 +326,7 @@ static json_t *
 json_server(const struct sbx_server *s)
 {
 	json_t	*o = json_object(), *a = json_object(), *p = json_object();
-	json_t	*b = json_object();
+	json_t	*b = json_object(), *r = json_object();
 
 	set(o, "software", jstr(s->software, strlen(s->software)));
 	set(o, "pid", JU64(s->pid));
@@ -349,6 +349,11 @@ json_server(const struct sbx_server *s)
 	set(p, "empty", JU64(s->pool_empty));
 	set(p, "failed", JU64(s->pool_failed));
 	set(o, "pool", p);
+	set(r, "kept", JU64(s->reuse_kept));
+	set(r, "claimed", JU64(s->reuse_claimed));
+	set(r, "wiped", JU64(s->reuse_wiped));
+	set(r, "failed", JU64(s->reuse_failed));
+	set(o, "reuse", r);
 	set(b, "persistent", JU64(s->sandboxes));
 	set(b, "persistent_running", JU64(s->sandboxes_running));
 	set(b, "oneshot", JU64(s->oneshot));

@@ -306,6 +306,11 @@ wait "$c1" "$c2"
 check "two of her runs at once both succeed" \
     eval 'grep -qx a "$T/c1" && grep -qx b "$T/c2"'
 
+# --- what mcpctl status says --------------------------------------------------
+"$B/mcpctl" -j -f "$CONF" status > "$T/status.json" 2> /dev/null
+check "mcpctl status counts the kept containers, runs and wipes ($(json "$T/status.json" 'd["sandboxd"]["reuse"]'))" \
+    eval '[ "$(json "$T/status.json" "d[\"sandboxd\"][\"reuse\"][\"kept\"] >= 1 and d[\"sandboxd\"][\"reuse\"][\"claimed\"] >= 3 and d[\"sandboxd\"][\"reuse\"][\"wiped\"] >= 4")" = True ]'
+
 # --- the audit log ------------------------------------------------------------
 kill_daemons
 check "the audit log verifies, whole up to its last checkpoint" \
