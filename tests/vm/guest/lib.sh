@@ -153,13 +153,12 @@ check_clean() {	# check_clean WHAT
 	fi
 }
 
-# The containers that are neither the pool's nor a persistent sandbox's,
-# beyond the pool's size: what a one-shot run would leave.
-pool_size() {
+# status EXPR: a Python expression of d, mcpctl -j status's "sandboxd".
+status() {
 	"$(command -v mcpctl || echo /usr/local/sbin/mcpctl)" -j status \
 	    2>/dev/null | python3 -c 'import json, sys
-p = json.load(sys.stdin).get("pool", {})
-print(p.get("ready", 0) + p.get("starting", 0))' 2>/dev/null || echo 0
+d = json.load(sys.stdin)["sandboxd"]
+print(eval(sys.argv[1]))' "$1" 2>/dev/null
 }
 
 # Every unit of the suite is active (systemctl is-active with several

@@ -101,3 +101,29 @@ kill "$lp" 2> /dev/null
 wait "$lp" 2> /dev/null
 check_clean "the runs above"
 
+# Reuse (mcpd.conf(5) "reuse yes") under systemd and cgroup v2: the
+# tenant's next run, in the container its last one used, finds nothing
+# of it; taken away by a reload, the kept containers end.
+sed -i '/^tenant vm {/a\	reuse yes' "$CONF"
+check "tenant vm with reuse yes: systemctl reload mcp-sandboxd" \
+    systemctl reload mcp-sandboxd.service
+wiped=$(status 'd["reuse"]["wiped"]')
+sbx_as run -l sh -c 'echo left > /tmp/left; echo left > /workspace/left
+echo left > /dev/shm/left; (sleep 300 < /dev/null > /dev/null 2>&1 &)
+echo $$'
+p1=$OUT
+check "a run leaves files and a process, and its container is wiped and kept" \
+    within 20 eval '[ "$(status "d[\"reuse\"][\"wiped\"]")" -gt "${wiped:-0}" ]'
+sbx_as run -l sh -c 'ls -A /tmp /workspace /dev/shm | grep -c left
+for p in /proc/[0-9]*; do tr "\0" " " < $p/cmdline; echo; done |
+    grep -c "slee[p] 300"; echo $$'
+read -r nfiles nprocs p2 <<< "$(echo $OUT)"
+check "the next run, in the same container (pid ${p1:-?}, then ${p2:-?}), finds none of it ($nfiles files, $nprocs processes)" \
+    eval '[ "${nfiles:-x}" = 0 ] && [ "${nprocs:-x}" = 0 ] && [ "${p2:-0}" -gt "${p1:-0}" ] &&
+    [ "$(status "d[\"reuse\"][\"claimed\"] >= 1 and d[\"reuse\"][\"failed\"] == 0")" = True ]' ||
+    diag "$OUT; $(status 'd["reuse"]')"
+sed -i '/^	reuse yes$/d' "$CONF"
+systemctl reload mcp-sandboxd.service
+check "reuse taken away by a reload: its kept containers end" \
+    within 20 eval '[ "$(status "d[\"reuse\"][\"kept\"]")" = 0 ]'
+check_clean "the reused runs"
