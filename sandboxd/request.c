@@ -323,6 +323,12 @@ check_ref(struct job *job, const struct sbx_ref *ref, int want_sandbox,
 		job->sb = sandbox_find(job->tenant->name, ref->id);
 	else if (name_valid(ref->id))
 		job->sb = sandbox_find_name(job->tenant->name, ref->id);
+	/*
+	 * A container kept for the tenant's next run is no sandbox of its:
+	 * what an exec left there would meet that run, after the wipe.
+	 */
+	if (job->sb != NULL && reuse_held(job->sb))
+		job->sb = NULL;
 	if (job->sb == NULL)
 		return req_fail(code, err, len, SBX_E_NOTFOUND,
 		    "no sandbox %s", ref->id);

@@ -276,6 +276,16 @@ check "his second run reuses his own ($(last_reuse bob))" \
     eval '[ "$(reuses bob)" = 1 ] && grep -qx "$(last_reuse bob)" <<< "$(kept bob)" &&
     ! grep -qx "$(last_reuse bob)" <<< "$(kept alice)"'
 
+# A kept container is no sandbox of its tenant's: nothing can be put in
+# it between the wipe and the next run.
+kb=$(kept_last bob)
+as bob exec -S "$kb" -- /bin/sh -c 'sleep 300 &'
+check "bob cannot exec in his kept container by its id ($RES)" \
+    eval '[ "$RC" != 0 ] && grep -q "no sandbox $kb" "$T/e"'
+as bob write -S "$kb" -D planted planted
+check "nor write a file in it" \
+    eval '[ "$RC" != 0 ] && grep -q "no sandbox $kb" "$T/e"'
+
 # --- a tenant without reuse ---------------------------------------------------
 as carol run -l sh -c 'echo one'
 as carol run -l sh -c 'echo two'
