@@ -59,7 +59,8 @@ control_counts(struct sbx_server *s)
 			s->sandboxes++;
 			if (sb->state == SB_RUNNING)
 				s->sandboxes_running++;
-		} else if (!sb->pooled && sb->state != SB_STOPPING)
+		} else if (!sb->pooled && !reuse_held(sb) &&
+		    sb->state != SB_STOPPING)
 			s->oneshot++;
 		s->execs += exec_count(sb);
 	}

@@ -1184,7 +1184,7 @@ list_run(struct job *job)
 
 	memset(&done, 0, sizeof(done));
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry) {
-		if (sb->state == SB_STOPPING || sb->pooled)
+		if (sb->state == SB_STOPPING || sb->pooled || reuse_held(sb))
 			continue;
 		if (job->admin ? 1 : sb->persistent &&
 		    strcmp(sb->tenant, job->tenant->name) == 0) {

@@ -157,8 +157,7 @@ pool_count(const struct pool *p, uint32_t *ready, uint32_t *starting)
 
 	*ready = *starting = 0;
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry) {
-		if (!sb->pooled || reuse_held(sb) ||
-		    (p != NULL && !pool_has(p, sb)))
+		if (!sb->pooled || (p != NULL && !pool_has(p, sb)))
 			continue;
 		if (sb->state == SB_RUNNING)
 			(*ready)++;
@@ -202,6 +201,20 @@ pool_fits(const struct limits *pl, const struct limits *lim, int guest)
 	    (guest ? lim->pids == pl->pids : lim->pids <= pl->pids);
 }
 
+/*
+ * Whether the container sb, as it was started, can serve a run with lim
+ * once its cgroups are written: a warm one, or one kept for its tenant,
+ * whose limits in force are its last run's.
+ */
+int
+pool_serves(const struct sandbox *sb, const struct limits *lim)
+{
+	struct limits	 started = sb->lim;
+
+	started.pids = sb->start_pids;
+	return pool_fits(&started, lim, sb->guest);
+}
+
 /* Is the warm container under a runtime its image's tenants still use? */
 static int
 pool_wanted_runtime(const struct sandbox *sb)
@@ -230,7 +243,7 @@ pool_retire(void)
 	struct sandbox		*sb, *next;
 
 	TAILQ_FOREACH_SAFE(sb, &sbd->sandboxes, entry, next) {
-		if (!sb->pooled || reuse_held(sb) || sb->state != SB_RUNNING)
+		if (!sb->pooled || sb->state != SB_RUNNING)
 			continue;
 		if (!pool_fits(&sb->lim, pl, sb->guest)) {
 			stats.shrunk++;
@@ -259,8 +272,8 @@ pool_fill_one(const struct image *im, const struct runtime *rt,
 		for (sb = TAILQ_LAST(&sbd->sandboxes, sandboxq);
 		    sb != NULL && ready + starting > target; sb = next) {
 			next = TAILQ_PREV(sb, sandboxq, entry);
-			if (!sb->pooled || reuse_held(sb) ||
-			    sb->state != SB_RUNNING || !pool_has(p, sb))
+			if (!sb->pooled || sb->state != SB_RUNNING ||
+			    !pool_has(p, sb))
 				continue;
 			sb->pooled = 0;
 			ready--;
@@ -343,7 +356,7 @@ pool_started(struct sandbox *sb, const char *error)
 int
 pool_take(struct sandbox *sb, const char *tenant, const struct limits *lim)
 {
-	sb->pooled = 0;
+	sb->pooled = sb->kept = 0;
 	if (cgroup_sandbox_limits(sb->id, &sb->lim, lim) == -1) {
 		sandbox_destroy(sb, 0, "its limits could not be set");
 		return -1;
@@ -379,8 +392,8 @@ pool_claim(const char *image, const char *tenant, const struct limits *lim,
 		return NULL;
 	}
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
-		if (sb->pooled && !reuse_held(sb) && sb->state == SB_RUNNING &&
-		    pool_has(p, sb) && pool_fits(&sb->lim, lim, guest))
+		if (sb->pooled && sb->state == SB_RUNNING &&
+		    pool_has(p, sb) && pool_serves(sb, lim))
 			break;
 	if (sb == NULL) {
 		stats.empty++;

@@ -283,7 +283,7 @@ check_ref_any(struct job *job, const struct sbx_ref *ref, int want_sandbox,
 		return 0;
 	if (!sandbox_id_valid(ref->id) ||
 	    (job->sb = sandbox_find(NULL, ref->id)) == NULL ||
-	    job->sb->pooled)
+	    job->sb->pooled || reuse_held(job->sb))
 		return req_fail(code, err, len, SBX_E_NOTFOUND,
 		    "no sandbox %s", ref->id);
 	str_copy(job->owner.name, job->sb->tenant, sizeof(job->owner.name));

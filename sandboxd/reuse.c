@@ -17,7 +17,7 @@
  * container is destroyed as it would have been without reuse.
  *
  * A wiped container belongs to its tenant: pool_claim() hands it to that
- * tenant's runs only, and never counts it among the warm pool's.  Only
+ * tenant's runs only; it is not the warm pool's ("kept", not "pooled").  Only
  * one-shot containers without network under runc or crun are reused
  * (gVisor's kernel holds a container's state where the host cannot wipe
  * it), a container serves REUSE_RUNS_MAX runs at most, a tenant keeps
@@ -61,18 +61,24 @@ reuse_wanted(const char *tenant)
 static void
 reuse_end(struct sandbox *sb, const char *why)
 {
-	sb->pooled = 0;
-	stats.expired++;
+	sb->kept = 0;
 	log_debug("sandbox %s of tenant %s: no longer kept: %s", sb->id,
 	    sb->tenant, why);
 	sandbox_destroy(sb, 0, why);
 }
 
-/* A wiped container of a tenant, or one being wiped. */
+/* A container kept for its tenant, or one being wiped for it. */
 int
 reuse_held(const struct sandbox *sb)
 {
-	return (sb->pooled || sb->wiping) && sb->tenant[0] != '\0';
+	return sb->kept || sb->wiping;
+}
+
+/* Kept, and up: ready for its tenant's next run. */
+static int
+reuse_ready(const struct sandbox *sb)
+{
+	return sb->kept && sb->state == SB_RUNNING;
 }
 
 /* How many are held for sb's tenant, image and runtime. */
@@ -150,7 +156,6 @@ reuse_offer(struct sandbox *sb, int clean)
 		why = "fewer than a quarter of the uid slots are free";
 	if (why != NULL) {
 		log_debug("sandbox %s: not reused: %s", sb->id, why);
-		stats.declined++;
 		return 0;
 	}
 	if (sb->ev_wipe == NULL &&
@@ -195,10 +200,9 @@ reuse_init_wiped(struct sandbox *sb, struct imsg *imsg)
 		evtimer_del(sb->ev_wipe);
 		sb->wiping = 0;
 		sb->fresh = 1;
-		sb->pooled = 1;
+		sb->kept = 1;
 		sb->last_used = (int64_t)time(NULL);
 		stats.wiped++;
-		stats.wipe_ns += mono_ns() - sb->wipe_start;
 		log_debug("sandbox %s: wiped in %llu us, kept for tenant %s",
 		    sb->id, (unsigned long long)(mono_ns() - sb->wipe_start) /
 		    1000, sb->tenant);
@@ -236,13 +240,9 @@ reuse_claim(const char *image, const char *tenant, const struct limits *lim,
 	if (!reuse_wanted(tenant))
 		return NULL;
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
-		if (sb->pooled && !sb->wiping && sb->state == SB_RUNNING &&
-		    strcmp(sb->tenant, tenant) == 0 &&
+		if (reuse_ready(sb) && strcmp(sb->tenant, tenant) == 0 &&
 		    strcmp(sb->image, image) == 0 &&
-		    strcmp(sb->runtime, rt->name) == 0 &&
-		    lim->disk == sb->lim.disk &&
-		    lim->network == sb->lim.network &&
-		    lim->pids <= sb->start_pids)
+		    strcmp(sb->runtime, rt->name) == 0 && pool_serves(sb, lim))
 			break;
 	if (sb == NULL)
 		return NULL;
@@ -262,8 +262,7 @@ reuse_oldest(void)
 	struct sandbox	*sb, *old = NULL;
 
 	TAILQ_FOREACH(sb, &sbd->sandboxes, entry)
-		if (sb->pooled && sb->tenant[0] != '\0' &&
-		    sb->state == SB_RUNNING &&
+		if (reuse_ready(sb) &&
 		    (old == NULL || sb->last_used < old->last_used))
 			old = sb;
 	return old;
@@ -285,8 +284,7 @@ reuse_reap(void)
 	uint32_t		 nfree;
 
 	TAILQ_FOREACH_SAFE(sb, &sbd->sandboxes, entry, next) {
-		if (!sb->pooled || sb->tenant[0] == '\0' ||
-		    sb->state != SB_RUNNING)
+		if (!reuse_ready(sb))
 			continue;
 		im = policy_image(sbd->conf, sb->image);
 		idle = im != NULL && im->pool_idle != 0 ?

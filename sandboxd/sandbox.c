@@ -366,13 +366,11 @@ sandbox_destroy(struct sandbox *sb, uint32_t flags, const char *why)
 		evtimer_del(sb->ev_start);
 	if (sb->ev_wipe != NULL)
 		evtimer_del(sb->ev_wipe);
-	if (reuse_held(sb)) {
-		/* Kept for its tenant, or being wiped: it ended. */
-		if (sb->pooled)
-			log_info("sandbox %s of tenant %s: kept container "
-			    "ended (%s)", sb->id, sb->tenant, why);
-		sb->pooled = sb->wiping = 0;
-	} else if (sb->pooled) {
+	if (sb->kept)
+		log_info("sandbox %s of tenant %s: kept container ended (%s)",
+		    sb->id, sb->tenant, why);
+	sb->kept = sb->wiping = 0;
+	if (sb->pooled) {
 		/* Never claimed nor let go: it failed on its own. */
 		sb->pooled = 0;
 		if (sb->state == SB_RUNNING)

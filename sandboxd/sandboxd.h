@@ -125,8 +125,10 @@ struct sandbox {
 	 */
 	int			 guest;
 	uint64_t		 oom_killed;	/* by the helper's guard */
-	/* Reuse (reuse.c): its wipe under way, and runs it served since
-	 * its first; the pids limit its container started with. */
+	/* Reuse (reuse.c): wiped and kept for its tenant's next run, or
+	 * its wipe under way; runs it served since its first; the pids
+	 * limit its container started with. */
+	int			 kept;
 	int			 wiping;
 	uint64_t		 wipe_start;	/* ns, monotonic */
 	struct event		*ev_wipe;
@@ -163,10 +165,7 @@ struct pool_stats {
 struct reuse_stats {
 	uint64_t		 wiped;		/* containers kept for a tenant */
 	uint64_t		 claimed;	/* runs served by one */
-	uint64_t		 declined;	/* offers refused */
 	uint64_t		 failed;	/* wipes or claims that failed */
-	uint64_t		 expired;	/* let go unclaimed */
-	uint64_t		 wipe_ns;	/* all wipes' time */
 	uint32_t		 kept;		/* now, wiped or being wiped */
 };
 
@@ -233,6 +232,7 @@ struct sandbox	*pool_claim(const char *, const char *, const struct limits *,
 void		 pool_get_stats(struct pool_stats *);
 int		 pool_take(struct sandbox *, const char *,
 		    const struct limits *);
+int		 pool_serves(const struct sandbox *, const struct limits *);
 
 /* reuse.c */
 int		 reuse_held(const struct sandbox *);
