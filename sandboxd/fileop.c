@@ -215,6 +215,17 @@ fileop_init_dispatch(struct sandbox *sb, struct imsg *imsg)
 	}
 }
 
+/* The job is over: its operations still under way end without it. */
+void
+fileop_forget_job(struct sandbox *sb, const struct job *job)
+{
+	struct fileop	*op;
+
+	TAILQ_FOREACH(op, &sb->fileops, entry)
+		if (op->job == job)
+			op->job = NULL;
+}
+
 void
 fileop_sandbox_gone(struct sandbox *sb, const char *why)
 {

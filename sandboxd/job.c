@@ -39,9 +39,10 @@ static const char *const base_env[] = {
 };
 
 static void	job_finish(struct job *);
+static void	job_release(struct job *);
 static void	run_files(struct job *, const char *);
-static void	run_build(struct job *);
-static void	run_main(struct job *);
+static int	run_build(struct job *);
+static int	run_main(struct job *);
 static int	collect_begin(struct job *);
 static void	collect_next(struct job *);
 
@@ -336,6 +337,8 @@ job_finish(struct job *job)
 	job_result_record(job);
 	if (job->sb != NULL) {
 		sandbox_forget_job(job->sb, job);
+		/* Writes still under way end without it. */
+		fileop_forget_job(job->sb, job);
 		if (job->oneshot) {
 			if (!reuse_offer(job->sb, job_clean(job)))
 				sandbox_destroy(job->sb, 0, "the run is over");
@@ -424,7 +427,18 @@ job_gate(void *arg, int ok, const char *error)
 		return;
 	}
 	job->audit = JOB_AUDIT_DONE;
-	if (job->exec != NULL)
+	job_release(job);
+}
+
+/*
+ * A held command executes once its intent is committed and its files
+ * are written.
+ */
+static void
+job_release(struct job *job)
+{
+	if (job->exec != NULL && job->audit != JOB_AUDIT_PENDING &&
+	    job->pending == 0)
 		exec_release(job->exec);
 }
 
@@ -558,7 +572,7 @@ job_exec(struct job *job, const char *const *argv, size_t argc, int flags,
 	spec.phase = phase;
 	spec.path_lookup = (flags & JOB_X_LOOKUP) != 0;
 	spec.shell = (flags & JOB_X_SHELL) != 0;
-	spec.hold = job->audit == JOB_AUDIT_PENDING;
+	spec.hold = job->audit == JOB_AUDIT_PENDING || job->pending > 0;
 	job->exec = exec_start(job->sb, &spec, job);
 	free(env);
 	if (job->exec == NULL) {
@@ -588,6 +602,11 @@ job_exec_done(struct job *job, const struct sbx_result *r, const char *error)
 	job->result = *r;
 	if (job->cancelled)
 		job->result.flags |= SBX_R_CANCELLED;
+	if (job->pending > 0) {
+		/* Killed or failed while held for its files: it never ran. */
+		job_finish(job);
+		return;
+	}
 	if (job->in_build) {
 		job->in_build = 0;
 		if (!job_succeeded(r)) {
@@ -607,7 +626,13 @@ job_exec_done(struct job *job, const struct sbx_result *r, const char *error)
 	job_finish(job);
 }
 
-/* RUN: files, then build, then the program, then what they made. */
+/*
+ * RUN: files, then build, then the program, then what they made.  The
+ * first command goes with the files rather than after them: sandbox-init
+ * forks it while it writes them, and it waits at the sync point until
+ * they are written (job_release()).  The run is spared a round trip to
+ * sandbox-init, and the fork is done while auditd commits the intent.
+ */
 
 static void
 run_ready(struct job *job, const char *error)
@@ -640,6 +665,9 @@ run_ready(struct job *job, const char *error)
 		fileop_start(job->sb, job, IMSG_INIT_WRITE, &h,
 		    job->lang->file, job->code);
 	}
+	/* pending counts one more until run_files() below. */
+	if (job->pending > 1 && job->err_code == 0 && run_build(job) == -1)
+		return;
 	run_files(job, NULL);
 }
 
@@ -652,10 +680,16 @@ run_files(struct job *job, const char *error)
 	if (--job->pending > 0)
 		return;
 	if (job->err_code != 0 || job_gone(job)) {
-		job_finish(job);
+		if (job->exec != NULL)
+			exec_cancel(job->exec);	/* its end ends the job */
+		else
+			job_finish(job);
 		return;
 	}
-	run_build(job);
+	if (job->exec != NULL)
+		job_release(job);
+	else
+		run_build(job);
 }
 
 /*
@@ -676,17 +710,16 @@ job_command(const char *cmd, int with_args)
 	return script;
 }
 
-static void
+/* The build's command, or the program's: 0, or -1 once finished. */
+static int
 run_build(struct job *job)
 {
 	const char	*argv[3];
 	char		*script;
 	int		 rv;
 
-	if (job->lang == NULL || job->lang->build == NULL) {
-		run_main(job);
-		return;
-	}
+	if (job->lang == NULL || job->lang->build == NULL)
+		return run_main(job);
 	script = job_command(job->lang->build, 0);
 	argv[0] = "/bin/sh";
 	argv[1] = "-c";
@@ -696,9 +729,10 @@ run_build(struct job *job)
 	free(script);
 	if (rv == -1)
 		job_finish(job);
+	return rv;
 }
 
-static void
+static int
 run_main(struct job *job)
 {
 	const char	**argv;
@@ -730,6 +764,7 @@ run_main(struct job *job)
 	free(script);
 	if (rv == -1)
 		job_finish(job);
+	return rv;
 }
 
 /* Did the request itself write the file? */

@@ -276,6 +276,7 @@ void		 fileop_start(struct sandbox *, struct job *, uint32_t,
 		    const struct init_file *, const char *, const void *);
 void		 fileop_init_dispatch(struct sandbox *, struct imsg *);
 void		 fileop_sandbox_gone(struct sandbox *, const char *);
+void		 fileop_forget_job(struct sandbox *, const struct job *);
 
 /* outlog.c */
 void		 outlog_append(struct outlog *, const void *, size_t);

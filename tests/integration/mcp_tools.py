@@ -133,6 +133,27 @@ r = c.tool("run_code", {"language": "sh", "sandbox": "box",
                         "code": "cat d/e/f"})
 ok(sc(r).get("stdout") == "x\n" and sc(r).get("sandbox") == "box",
    "run_code inside a sandbox sees its files", r)
+# The first command is sent with the files and held until they are
+# written: a file that cannot be written means it never runs.
+r = c.tool("run_code", {"language": "sh", "sandbox": "box",
+                        "code": "echo ran > ran.txt",
+                        "files": [{"path": "f", "content": "x"},
+                                  {"path": "f/g", "content": "y"}]})
+ok(is_error(r) and "writing a file" in text(r) and
+   "Not a directory" in text(r),
+   "a file run_code cannot write is an error naming the cause", r)
+r = c.tool("sandbox_read_file", {"sandbox": "box", "path": "ran.txt"})
+ok(is_error(r) and "No such file" in text(r),
+   "and the program it came with never ran", r)
+r = c.tool("run_code", {"language": "c", "code":
+                        "#include <stdio.h>\n#include \"v.h\"\n"
+                        "int main(void) { printf(\"%d\\n\", V); }",
+                        "files": [{"path": f"inc{i}/x", "content": "x"}
+                                  for i in range(20)] +
+                        [{"path": "v.h", "content": "#define V 42\n"}]})
+ok(sc(r).get("stdout") == "42\n" and not is_error(r),
+   "a build sees every file of its run, more than init takes at once", r)
+c.tool("sandbox_delete_file", {"sandbox": "box", "path": "f"})
 r = c.tool("sandbox_delete_file", {"sandbox": "box", "path": "d"})
 ok(is_error(r), "deleting a directory without recursive is refused", r)
 r = c.tool("sandbox_delete_file", {"sandbox": "box", "path": "d",
