@@ -3,11 +3,11 @@
  * It times a program that prints "1", run directly, in a container, or
  * through mcpd, with no interpreter of its own in the measurement path.
  *
- *	mcpbench exec [-c conc] [-n count] [-o file] [-w warmup] --
- *	    command [arg ...]
+ *	mcpbench exec [-c conc] [-g gap] [-n count] [-o file] [-w warmup]
+ *	    -- command [arg ...]
  *		Run command count times (default 100), conc at a time
  *		(default 1), after warmup runs (default 1) that are not
- *		counted.  In every word, %i becomes the run's index (unique,
+ *		counted, waiting gap milliseconds (default 0) after each.  In every word, %i becomes the run's index (unique,
  *		warm-up runs first) and %s the slot it runs in, 0 to conc-1,
  *		which no other run uses at the same time.  Stdout must be "1\n".
  *	mcpbench http -u url -t token [-c conc] [-g gap] [-n count]
@@ -386,6 +386,7 @@ exec_worker(void *arg)
 			bench_ok(ns);
 		else
 			bench_fail(i, why);
+		bench_gap();
 	}
 	return NULL;
 }
@@ -398,9 +399,11 @@ exec_main(char *argv[])
 
 	exec_argv = argv;
 	/* Warm caches, one at a time: the binaries, and runc's state. */
-	for (i = 0; i < bench.warmup; i++)
+	for (i = 0; i < bench.warmup; i++) {
 		if (exec_once(i, 0, &ns, why, sizeof(why)) == -1)
 			bench_fail(-1, why);
+		bench_gap();
+	}
 	return bench_run(exec_worker);
 }
 
@@ -1122,8 +1125,9 @@ static void __attribute__((__noreturn__))
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: mcpbench exec [-c conc] [-n count] [-o file] [-w warmup] "
-	    "-- command [arg ...]\n"
+	    "usage: mcpbench exec [-c conc] [-g gap] [-n count] [-o file] "
+	    "[-w warmup]\n"
+	    "           -- command [arg ...]\n"
 	    "       mcpbench http -u url -t token [-c conc] [-g gap] "
 	    "[-n count]\n"
 	    "           [-o file] [-w warmup] run | exec\n"
@@ -1191,8 +1195,7 @@ main(int argc, char *argv[])
 	argv += optind;
 
 	if (strcmp(mode, "exec") == 0) {
-		if (argc < 1 || url != NULL || http_token != NULL ||
-		    bench.gap != 0)
+		if (argc < 1 || url != NULL || http_token != NULL)
 			usage();
 		return exec_main(argv);
 	}
