@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define MCPD_VERSION		"0.1.0"
-#define MCPD_PROTO_VERSION	13U
+#define MCPD_PROTO_VERSION	14U
 #define MCPD_PROTO_MAGIC	0x4d435044U	/* "MCPD" */
 
 /* Largest frame on a connection between daemons. */
@@ -218,12 +218,19 @@ struct proto_ping {
 #define INIT_EXEC_SH		0x02
 /* No sync socket: the child executes at once. */
 #define INIT_EXEC_NOSYNC	0x04
+/*
+ * Once the command has ended, right after its EXITED, list the workspace
+ * as a LIST of id list_id would (recursive, SBX_LIST_MAX entries at most),
+ * unasked: a run's files without a round trip.  sandboxd counts that
+ * listing among the operations in flight from the EXEC on.
+ */
+#define INIT_EXEC_LIST		0x08
 
 struct init_exec {
 	uint32_t	 argc;		/* >= 1 */
 	uint32_t	 envc;
 	uint32_t	 flags;		/* INIT_EXEC_* */
-	uint32_t	 pad;
+	uint32_t	 list_id;	/* INIT_EXEC_LIST: the listing's op id */
 	/* then: cwd (beneath the workspace, "" for it), argv, env: each a
 	 * NUL-terminated string, nothing else after. */
 };

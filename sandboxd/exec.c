@@ -435,6 +435,10 @@ exec_send(struct sandbox *sb, uint32_t id, const struct exec_spec *spec,
 		ie.flags |= INIT_EXEC_SH;
 	if (nosync)
 		ie.flags |= INIT_EXEC_NOSYNC;
+	if (spec->list) {
+		ie.flags |= INIT_EXEC_LIST;
+		ie.list_id = spec->list_id;
+	}
 	iov = xcalloc(2 + spec->argc + spec->envc, sizeof(*iov));
 	iov[n].iov_base = &ie;
 	iov[n++].iov_len = sizeof(ie);

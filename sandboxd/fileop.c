@@ -31,6 +31,7 @@ struct fileop {
 };
 
 static void	fileop_send(struct fileop *);
+static struct fileop *fileop_find(struct sandbox *, uint32_t);
 
 static void
 fileop_free(struct fileop *op)
@@ -157,6 +158,7 @@ fileop_init_dispatch(struct sandbox *sb, struct imsg *imsg)
 	struct fileop		*op;
 	struct job		*job;
 	uint64_t		 n;
+	uint32_t		 type;
 	int			 fd;
 
 	if ((op = fileop_find(sb, imsg->hdr.peerid)) == NULL || !op->sent) {
@@ -205,14 +207,57 @@ fileop_init_dispatch(struct sandbox *sb, struct imsg *imsg)
 			return;
 		}
 		job = op->job;
+		type = op->type;
 		fileop_free(op);
 		fileop_next(sb);
 		if (job != NULL)
-			job_file_done(job, &d, NULL, fd);
+			job_file_done(job, type, &d, NULL, fd);
 		else if (fd != -1)
 			close(fd);
 		break;
 	}
+}
+
+/*
+ * An operation sandbox-init starts unasked, as an exec flagged
+ * INIT_EXEC_LIST ends: in flight from now on, so that init never has
+ * more than it allows.  0 and its id, or -1 when as many are in flight
+ * already (the caller asks the usual way instead).
+ */
+int
+fileop_expect(struct sandbox *sb, struct job *job, uint32_t type,
+    const struct init_file *hdr, uint32_t *id)
+{
+	struct fileop	*op;
+	int		 sent = 0;
+
+	TAILQ_FOREACH(op, &sb->fileops, entry)
+		sent += op->sent;
+	if (sent >= INIT_OPS_MAX || sb->state != SB_RUNNING)
+		return -1;
+	op = xcalloc(1, sizeof(*op));
+	op->sb = sb;
+	op->job = job;
+	op->id = sandbox_next_op(sb);
+	op->type = type;
+	op->limit = hdr->size;
+	op->hdr = *hdr;
+	op->path = xstrdup("");
+	op->sent = 1;
+	TAILQ_INSERT_TAIL(&sb->fileops, op, entry);
+	*id = op->id;
+	return 0;
+}
+
+/* An expected operation whose exec was never sent. */
+void
+fileop_unexpect(struct sandbox *sb, uint32_t id)
+{
+	struct fileop	*op;
+
+	if ((op = fileop_find(sb, id)) != NULL)
+		fileop_free(op);
+	fileop_next(sb);
 }
 
 /* The job is over: its operations still under way end without it. */
@@ -231,11 +276,13 @@ fileop_sandbox_gone(struct sandbox *sb, const char *why)
 {
 	struct fileop	*op;
 	struct job	*job;
+	uint32_t	 type;
 
 	while ((op = TAILQ_FIRST(&sb->fileops)) != NULL) {
 		job = op->job;
+		type = op->type;
 		fileop_free(op);
 		if (job != NULL)
-			job_file_done(job, NULL, why, -1);
+			job_file_done(job, type, NULL, why, -1);
 	}
 }

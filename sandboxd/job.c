@@ -43,6 +43,7 @@ static void	job_release(struct job *);
 static void	run_files(struct job *, const char *);
 static int	run_build(struct job *);
 static int	run_main(struct job *);
+static int	collect_early(struct job *, uint32_t *);
 static int	collect_begin(struct job *);
 static void	collect_next(struct job *);
 
@@ -545,6 +546,7 @@ job_log_begin(struct job *job)
 /* job_exec() flags */
 #define JOB_X_LOOKUP	0x01	/* argv[0] in PATH */
 #define JOB_X_SHELL	0x02	/* argv is /bin/sh -c SCRIPT [sh args...] */
+#define JOB_X_COLLECT	0x04	/* a run's program: what it makes is listed */
 
 static int
 job_exec(struct job *job, const char *const *argv, size_t argc, int flags,
@@ -573,9 +575,15 @@ job_exec(struct job *job, const char *const *argv, size_t argc, int flags,
 	spec.path_lookup = (flags & JOB_X_LOOKUP) != 0;
 	spec.shell = (flags & JOB_X_SHELL) != 0;
 	spec.hold = job->audit == JOB_AUDIT_PENDING || job->pending > 0;
+	if ((flags & JOB_X_COLLECT) && collect_early(job, &spec.list_id) == 0)
+		spec.list = 1;
 	job->exec = exec_start(job->sb, &spec, job);
 	free(env);
 	if (job->exec == NULL) {
+		if (spec.list) {
+			fileop_unexpect(job->sb, spec.list_id);
+			job->list_early = 0;
+		}
 		job_error(job, SBX_E_INTERNAL, 0, "cannot start the command");
 		return -1;
 	}
@@ -752,8 +760,8 @@ run_main(struct job *job)
 		argv[3] = "sh";
 		for (i = 0; i < job->nargs; i++)
 			argv[4 + i] = job->args[i];
-		rv = job_exec(job, argv, argc, JOB_X_SHELL, SBX_PHASE_RUN,
-		    job->stdin_data, job->stdin_len);
+		rv = job_exec(job, argv, argc, JOB_X_SHELL | JOB_X_COLLECT,
+		    SBX_PHASE_RUN, job->stdin_data, job->stdin_len);
 	} else {
 		argv = job->args;
 		rv = job_exec(job, argv, job->nargs, JOB_X_LOOKUP,
@@ -783,8 +791,28 @@ run_wrote(const struct job *job, const char *path)
 
 /*
  * The workspace is listed once the program has ended, for a client that
- * is still there: 0, or -1 when there is nothing to collect.
+ * is still there.  sandbox-init does it unasked as the program ends
+ * (INIT_EXEC_LIST), a round trip sooner, unless as many operations are
+ * in flight as it takes: 0 with the listing's id, or -1 when it cannot.
  */
+static int
+collect_early(struct job *job, uint32_t *id)
+{
+	struct init_file	 h;
+
+	if (job->type != IMSG_SBX_RUN || job->lang == NULL)
+		return -1;
+	memset(&h, 0, sizeof(h));
+	h.flags = INIT_F_RECURSIVE;
+	h.size = SBX_LIST_MAX;
+	if (fileop_expect(job->sb, job, IMSG_INIT_LIST, &h, id) == -1)
+		return -1;
+	job->list_early = 1;
+	job->collect = JOB_COLLECT_LIST;
+	return 0;
+}
+
+/* The program has ended: 0 if its files are collected, or -1. */
 static int
 collect_begin(struct job *job)
 {
@@ -793,7 +821,12 @@ collect_begin(struct job *job)
 	if (job->type != IMSG_SBX_RUN || job->lang == NULL ||
 	    job->err_code != 0 || job->cl == NULL || job->cancelled ||
 	    job->sb == NULL)
-		return -1;
+		return -1;	/* job_finish() lets go of an early listing */
+	if (job->list_early) {
+		if (job->listed)
+			collect_next(job);
+		return 0;	/* else its DONE goes on */
+	}
 	memset(&h, 0, sizeof(h));
 	h.flags = INIT_F_RECURSIVE;
 	h.size = SBX_LIST_MAX;
@@ -969,26 +1002,29 @@ job_file_data(struct job *job, uint32_t type, const void *data, size_t len)
 }
 
 void
-job_file_done(struct job *job, const struct init_done *d, const char *error,
-    int fd)
+job_file_done(struct job *job, uint32_t type, const struct init_done *d,
+    const char *error, int fd)
 {
 	struct sbx_done	 done;
 
-	if (job->collect != JOB_COLLECT_NONE) {
-		/* A file gone meanwhile is only not shown; a sandbox gone
-		 * ends the run with the result it has. */
-		if (error != NULL) {
-			job->collect = JOB_COLLECT_NONE;
-			job_finish(job);
-		} else
-			collect_next(job);
-		return;
-	}
-	if (job->type == IMSG_SBX_RUN) {
+	if (job->type == IMSG_SBX_RUN && type == IMSG_INIT_WRITE) {
 		if (error == NULL && d->error != 0)
 			job_error(job, SBX_E_FILE, d->error, "writing a file: "
 			    "%s", strerror(d->error));
 		run_files(job, error);
+		return;
+	}
+	if (job->type == IMSG_SBX_RUN) {
+		/* The listing or a picture.  A file gone meanwhile is only
+		 * not shown; a sandbox gone ends the run with the result it
+		 * has (its exec ended first, and with it the job). */
+		if (error != NULL) {
+			job->collect = JOB_COLLECT_NONE;
+			job_finish(job);
+		} else if (job->exec != NULL)
+			job->listed = 1;	/* the program's end goes on */
+		else
+			collect_next(job);
 		return;
 	}
 	if (error != NULL)

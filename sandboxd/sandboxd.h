@@ -259,6 +259,8 @@ struct exec_spec {
 	int			 path_lookup;	/* INIT_EXEC_PATH */
 	int			 shell;		/* /bin/sh -c: INIT_EXEC_SH */
 	int			 hold;		/* until exec_release() */
+	int			 list;		/* INIT_EXEC_LIST, as list_id */
+	uint32_t		 list_id;	/* from fileop_expect() */
 };
 
 struct exec	*exec_start(struct sandbox *, const struct exec_spec *,
@@ -277,6 +279,9 @@ void		 fileop_start(struct sandbox *, struct job *, uint32_t,
 void		 fileop_init_dispatch(struct sandbox *, struct imsg *);
 void		 fileop_sandbox_gone(struct sandbox *, const char *);
 void		 fileop_forget_job(struct sandbox *, const struct job *);
+int		 fileop_expect(struct sandbox *, struct job *, uint32_t,
+		    const struct init_file *, uint32_t *);
+void		 fileop_unexpect(struct sandbox *, uint32_t);
 
 /* outlog.c */
 void		 outlog_append(struct outlog *, const void *, size_t);
@@ -295,8 +300,9 @@ void		 job_output(struct job *, uint32_t, uint32_t, const void *,
 void		 job_exec_done(struct job *, const struct sbx_result *,
 		    const char *);
 void		 job_file_data(struct job *, uint32_t, const void *, size_t);
-/* fd: an OPEN's file, handed over (or -1). */
-void		 job_file_done(struct job *, const struct init_done *,
+/* type: the operation's IMSG_INIT_*; fd: an OPEN's file, handed over
+ * (or -1). */
+void		 job_file_done(struct job *, uint32_t, const struct init_done *,
 		    const char *, int);
 size_t		 job_client_queued(struct job *);
 void		 job_dispatch(struct conn *, struct imsg *);

@@ -8,7 +8,9 @@
  * one started in the container's own groups, already audited, has no
  * sync socket and goes straight on.  A simple sh -c script is exec'd
  * without the shell (shword.c).  An execve(2) failure travels back over
- * a close-on-exec pipe: end of file on it means the exec succeeded.
+ * a close-on-exec pipe: end of file on it means the exec succeeded.  An
+ * exec flagged INIT_EXEC_LIST has the workspace listed as soon as its
+ * EXITED is sent: a run's files, without sandboxd asking.
  */
 #include <sys/types.h>
 #include <sys/syscall.h>
@@ -40,6 +42,8 @@ struct exec {
 	int		 errfd;		/* read end of the error pipe, or -1 */
 	int		 exec_errno;
 	int		 reaped;	/* EXITED sent: the id is free again */
+	int		 list;		/* INIT_EXEC_LIST */
+	uint32_t	 list_id;
 };
 
 static struct heldfd	 held[INIT_HELD_FDS_MAX];
@@ -338,8 +342,10 @@ exec_start(struct imsg *imsg)
 	 */
 	if (ie.argc < 1 || (uint64_t)ie.argc + ie.envc + 1 >
 	    imsg->datalen - sizeof(ie) || (ie.flags & ~(INIT_EXEC_PATH |
-	    INIT_EXEC_SH | INIT_EXEC_NOSYNC)) != 0)
+	    INIT_EXEC_SH | INIT_EXEC_NOSYNC | INIT_EXEC_LIST)) != 0)
 		init_violation("exec %u: bad argc, envc or flags", id);
+	if ((ie.flags & INIT_EXEC_LIST) && ie.list_id == id)
+		init_violation("exec %u: listed under its own id", id);
 	if ((argv = calloc(ie.argc + 1, sizeof(*argv))) == NULL ||
 	    (env = calloc(ie.envc + 1, sizeof(*env))) == NULL)
 		init_violation("exec %u: out of memory", id);
@@ -392,6 +398,8 @@ exec_start(struct imsg *imsg)
 		if (errpipe[0] != -1)
 			close(errpipe[0]);
 		exec_send_exited(id, W_EXITCODE(127, 0), error, NULL);
+		if (ie.flags & INIT_EXEC_LIST)
+			file_list_run(ie.list_id);
 		return;
 	}
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
@@ -401,6 +409,8 @@ exec_start(struct imsg *imsg)
 	e->id = id;
 	e->pid = pid;
 	e->errfd = errpipe[0];
+	e->list = (ie.flags & INIT_EXEC_LIST) != 0;
+	e->list_id = ie.list_id;
 	TAILQ_INSERT_TAIL(&execs, e, entry);
 	memset(&st, 0, sizeof(st));
 	st.pid = pid;
@@ -448,6 +458,8 @@ exec_reap(void)
 			exec_read_errpipe(e);
 		exec_send_exited(e->id, status, e->exec_errno, &ru);
 		e->reaped = 1;
+		if (e->list)
+			file_list_run(e->list_id);
 	}
 
 	/*

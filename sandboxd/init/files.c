@@ -446,6 +446,23 @@ file_list(uint32_t id, const struct init_file *f, const char *path,
 	}
 }
 
+/*
+ * The listing an exec asked for (INIT_EXEC_LIST), as it ends: the whole
+ * workspace, as sandboxd lists a run's.
+ */
+void
+file_list_run(uint32_t id)
+{
+	struct init_file	 f;
+
+	if (op_find(id) != NULL)
+		init_violation("op %u is already in progress", id);
+	memset(&f, 0, sizeof(f));
+	f.flags = INIT_F_RECURSIVE;
+	f.size = SBX_LIST_MAX;
+	file_list(id, &f, "", 0);
+}
+
 /* A subdirectory found while listing: go into it, never via a symlink. */
 static void
 list_descend(struct op *op, DIR *parent, const char *name, size_t plen)

@@ -57,5 +57,6 @@ void	 file_dispatch(struct imsg *);
 void	 file_data(struct imsg *);
 void	 file_step(void);
 int	 file_busy(void);
+void	 file_list_run(uint32_t);
 
 #endif

@@ -638,6 +638,9 @@ init_exec(struct buf *b, uint32_t id, uint32_t flags, const char *cwd,
 	}
 	memset(&ie, 0, sizeof(ie));
 	ie.flags = flags;
+	/* Listed, as a run's program is, under an id of its own. */
+	if (flags & INIT_EXEC_LIST)
+		ie.list_id = id + 100;
 	p.len = 0;
 	put(&p, &ie, sizeof(ie));
 	put_str(&p, cwd);
@@ -698,6 +701,11 @@ seeds_init(void)
 	    noenv);
 	init_exec(&b, 3, INIT_EXEC_PATH | INIT_EXEC_NOSYNC, "", plain, env);
 	save("init", "exec-quoted-plain", &b);
+
+	b.len = 0;
+	init_hello(&b);
+	init_exec(&b, 4, INIT_EXEC_SH | INIT_EXEC_LIST, "", sh, env);
+	save("init", "exec-list", &b);
 
 	b.len = 0;
 	init_hello(&b);

@@ -534,9 +534,11 @@ count_strv(const char *const *v)
 	return n;
 }
 
+/* An EXEC frame; list_id for INIT_EXEC_LIST. */
 static int
-send_exec(struct sbx *sb, uint32_t id, uint32_t flags, uint32_t argc,
-    const char *cwd, const char *const *argv, const char *const *env)
+send_exec_l(struct sbx *sb, uint32_t id, uint32_t flags, uint32_t list_id,
+    uint32_t argc, const char *cwd, const char *const *argv,
+    const char *const *env)
 {
 	struct init_exec	 ie;
 	uint8_t			*buf;
@@ -553,6 +555,7 @@ send_exec(struct sbx *sb, uint32_t id, uint32_t flags, uint32_t argc,
 	ie.argc = argc;
 	ie.envc = (uint32_t)count_strv(env);
 	ie.flags = flags;
+	ie.list_id = list_id;
 	memcpy(buf, &ie, sizeof(ie));
 	off = sizeof(ie);
 	memcpy(buf + off, cwd, strlen(cwd) + 1);
@@ -568,6 +571,13 @@ send_exec(struct sbx *sb, uint32_t id, uint32_t flags, uint32_t argc,
 	r = sbx_send(sb, IMSG_INIT_EXEC, id, -1, buf, len);
 	free(buf);
 	return r;
+}
+
+static int
+send_exec(struct sbx *sb, uint32_t id, uint32_t flags, uint32_t argc,
+    const char *cwd, const char *const *argv, const char *const *env)
+{
+	return send_exec_l(sb, id, flags, 0, argc, cwd, argv, env);
 }
 
 static int
@@ -952,24 +962,21 @@ cmp_str(const void *a, const void *b)
 }
 
 /*
- * LIST path; the entries as "name:t" sorted and joined by ',' into out,
- * t being d, f, l or p.  -1 on a malformed answer.
+ * The answer to LIST id: the entries as "name:t" sorted and joined by ','
+ * into out, t being d, f, l or p.  -1 on a malformed answer.
  */
 static int
-do_list(struct sbx *sb, const char *path, uint32_t flags, uint64_t limit,
-    char *out, size_t outsize, struct init_done *d)
+list_read(struct sbx *sb, uint32_t id, char *out, size_t outsize,
+    struct init_done *d)
 {
 	struct init_entry	 e;
 	struct imsg		 m;
 	char			*names[512], *name;
 	size_t			 off, n = 0, i;
-	uint32_t		 id = nextid++;
 	int			 bad = 0;
 	char			 t;
 
 	out[0] = '\0';
-	if (send_file(sb, IMSG_INIT_LIST, id, flags, 0, limit, path) == -1)
-		return -1;
 	for (;;) {
 		if (sbx_wait(sb, 0, id, &m, WAIT_MS) == -1)
 			return -1;
@@ -1015,6 +1022,18 @@ do_list(struct sbx *sb, const char *path, uint32_t flags, uint64_t limit,
 	if (!bad && d->size != n)
 		bad = 1;
 	return bad ? -1 : 0;
+}
+
+/* LIST path, answered as list_read() says. */
+static int
+do_list(struct sbx *sb, const char *path, uint32_t flags, uint64_t limit,
+    char *out, size_t outsize, struct init_done *d)
+{
+	uint32_t	 id = nextid++;
+
+	if (send_file(sb, IMSG_INIT_LIST, id, flags, 0, limit, path) == -1)
+		return -1;
+	return list_read(sb, id, out, outsize, d);
 }
 
 /* Answered at all: a LIST of the root that comes back. */
@@ -1101,6 +1120,37 @@ test_exec_basic(struct sbx *sb)
 	    (unsigned long long)j.ex.utime_us,
 	    (unsigned long long)j.ex.stime_us);
 	ok(proc_state(j.pid, NULL) == 0, "exec: it was reaped");
+	job_close(&j);
+}
+
+/* INIT_EXEC_LIST: the workspace listed unasked once the command ends. */
+static void
+test_exec_list(struct sbx *sb)
+{
+	static const char *const mk[] = { "/bin/sh", "-c",
+	    "echo x > made.txt", NULL };
+	struct init_done	 d;
+	struct job		 j;
+	char			 out[4096];
+	uint32_t		 lid;
+
+	mkdir(ws, 0755);
+	lid = nextid++;
+	if (job_fds(sb, &j, nextid++, 0) == -1 || send_exec_l(sb, j.id,
+	    INIT_EXEC_NOSYNC | INIT_EXEC_LIST, lid, 3, "", mk, NULL) == -1) {
+		ok(0, "exec list: sent");
+		return;
+	}
+	close(j.in);
+	j.in = -1;
+	ok(job_started(sb, &j) == 0 && job_exited(sb, &j) == 0 &&
+	    WIFEXITED(j.ex.status) && WEXITSTATUS(j.ex.status) == 0,
+	    "exec list: the command ran");
+	ok(list_read(sb, lid, out, sizeof(out), &d) == 0 && d.error == 0 &&
+	    strstr(out, "made.txt:f") != NULL,
+	    "exec list: as it ended, the workspace was listed unasked, with "
+	    "what it made (%.200s)", out);
+	ok(alive(sb), "exec list: init goes on");
 	job_close(&j);
 }
 
@@ -1925,7 +1975,8 @@ enum bad {
 	BAD_PATH_NO_NUL, BAD_DATA_TOO_MUCH, BAD_DATA_TOO_BIG, BAD_HELD_FDS,
 	BAD_OPS, BAD_EXEC_DUP, BAD_FD_TWICE, BAD_FD_MISSING, BAD_HELLO_AGAIN,
 	BAD_ARGC0, BAD_ARGC_HUGE, BAD_STRINGS, BAD_FLAGS, BAD_DIR_DATA, BAD_EXEC_FLAGS,
-	BAD_FRAME, BAD_SH_NO_C, BAD_NOSYNC_FD, BAD_MAX
+	BAD_FRAME, BAD_SH_NO_C, BAD_NOSYNC_FD, BAD_LIST_SELF, BAD_LIST_BUSY,
+	BAD_MAX
 };
 
 static const char *const bad_names[BAD_MAX] = {
@@ -1940,6 +1991,8 @@ static const char *const bad_names[BAD_MAX] = {
 	"unknown file flags", "DATA announced for a DIR",
 	"unknown exec flags", "a frame over PROTO_INIT_FRAME",
 	"INIT_EXEC_SH without sh -c", "a sync fd for an unsynced exec",
+	"an exec listed under its own id",
+	"an exec's listing under the id of an operation in progress",
 };
 
 static void
@@ -2052,6 +2105,18 @@ bad_send(struct sbx *sb, enum bad which, uint32_t running)
 			    O_RDONLY | O_CLOEXEC));
 		send_exec(sb, id, which == BAD_SH_NO_C ? INIT_EXEC_SH :
 		    INIT_EXEC_NOSYNC, 2, "", two, NULL);
+		break;
+	case BAD_LIST_SELF:
+	case BAD_LIST_BUSY:
+		/* A WRITE still waiting for its DATA is in progress. */
+		w = nextid++;
+		if (which == BAD_LIST_BUSY)
+			send_file(sb, IMSG_INIT_WRITE, w, 0, 0644, 5, "busy");
+		for (i = 0; i < INIT_FD_SYNC; i++)
+			send_fd(sb, id, (uint32_t)i, open("/dev/null",
+			    O_RDONLY | O_CLOEXEC));
+		send_exec_l(sb, id, INIT_EXEC_NOSYNC | INIT_EXEC_LIST,
+		    which == BAD_LIST_SELF ? id : w, 1, "", tru, NULL);
 		break;
 	case BAD_MAX:
 		break;
@@ -2457,6 +2522,7 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	test_exec_basic(&sb);
+	test_exec_list(&sb);
 	test_exec_io(&sb);
 	test_exec_fail(&sb);
 	test_exec_shell(&sb);
