@@ -97,9 +97,10 @@ fileop_send(struct fileop *op)
 	sandbox_destroy(sb, 0, "the sandbox's channel is broken");
 }
 
-void
-fileop_start(struct sandbox *sb, struct job *job, uint32_t type,
-    const struct init_file *hdr, const char *path, const void *content)
+/* A new operation of sb's, last in line, not sent. */
+static struct fileop *
+fileop_new(struct sandbox *sb, struct job *job, uint32_t type,
+    const struct init_file *hdr, const char *path)
 {
 	struct fileop	*op;
 
@@ -111,8 +112,15 @@ fileop_start(struct sandbox *sb, struct job *job, uint32_t type,
 	op->limit = hdr->size;
 	op->hdr = *hdr;
 	op->path = xstrdup(path);
-	op->content = content;
 	TAILQ_INSERT_TAIL(&sb->fileops, op, entry);
+	return op;
+}
+
+void
+fileop_start(struct sandbox *sb, struct job *job, uint32_t type,
+    const struct init_file *hdr, const char *path, const void *content)
+{
+	fileop_new(sb, job, type, hdr, path)->content = content;
 	fileop_next(sb);
 }
 
@@ -235,16 +243,8 @@ fileop_expect(struct sandbox *sb, struct job *job, uint32_t type,
 		sent += op->sent;
 	if (sent >= INIT_OPS_MAX || sb->state != SB_RUNNING)
 		return -1;
-	op = xcalloc(1, sizeof(*op));
-	op->sb = sb;
-	op->job = job;
-	op->id = sandbox_next_op(sb);
-	op->type = type;
-	op->limit = hdr->size;
-	op->hdr = *hdr;
-	op->path = xstrdup("");
+	op = fileop_new(sb, job, type, hdr, "");
 	op->sent = 1;
-	TAILQ_INSERT_TAIL(&sb->fileops, op, entry);
 	*id = op->id;
 	return 0;
 }
