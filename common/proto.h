@@ -145,6 +145,12 @@ enum imsg_type {
 	 */
 	IMSG_PRIV_WIPE,
 	IMSG_PRIV_WIPED,		/* <- struct priv_result */
+	/*
+	 * <- struct priv_result: under runsc, the memory of the program the
+	 * guard killed has not come back; sandboxd ends what runs in the
+	 * sandbox through init, in the runtime's own kernel (guard.c).
+	 */
+	IMSG_PRIV_OOM_STUCK,
 
 	/* mcpd, sandboxd -> auditd. */
 	IMSG_AUDIT_RECORD = 224,	/* struct audit_record + body */

@@ -716,6 +716,31 @@ exec_guest_oom(struct exec *ex)
 	return 1;
 }
 
+/*
+ * Under runsc, the guard killed a program's stub process from the host,
+ * and a second later its memory had not come back: gVisor's kernel had
+ * not ended the task (seen under emulation, where the exec then ran to
+ * its timeout).  What runs is ended from inside instead, as a timeout
+ * ends it there: every process but init (exec_kill()).  Each exec that
+ * was running is flagged for memory, as the guard's kill counts.
+ */
+void
+exec_oom_stuck(struct sandbox *sb)
+{
+	struct exec	*ex;
+
+	if (!sb->guest)
+		return;
+	TAILQ_FOREACH(ex, &sb->execs, entry) {
+		if (ex->exited || ex->killed)
+			continue;
+		log_info("sandbox %s: exec %u: the memory of the program "
+		    "killed for it has not come back; ending it through "
+		    "gVisor's kernel", sb->id, ex->id);
+		exec_kill(ex);
+	}
+}
+
 void
 exec_sandbox_gone(struct sandbox *sb, const char *why)
 {

@@ -14,9 +14,13 @@
  * choice, memory.high a margin below the limit makes what asks for more
  * wait in reclaim before the kernel would choose.  The guard kills the
  * biggest program, once, then waits for gVisor to give its memory back
- * before it would choose again.  Should the biggest be gVisor's kernel
- * or gofer, or the wait last too long, the choice goes back to the
- * kernel (on v2, at the limit itself).
+ * before it would choose again.  Should gVisor's kernel or gofer be the
+ * biggest then, the victim's memory has not come back: gVisor has not
+ * ended the task whose stub died (seen under emulation, where the task
+ * then lived on to its timeout).  Once, sandboxd is told to end what
+ * runs through gVisor's own kernel, and the guard waits again.  Should
+ * they be the biggest still, or the wait last too long, the choice goes
+ * back to the kernel (on v2, at the limit itself).
  *
  * A program here is a stub with every process beneath it: they share
  * its address space.  gVisor's own processes are the group's roots,
@@ -62,6 +66,7 @@ struct guard {
 	struct event		*ev_check;	/* ours, while it lasts */
 	int64_t			 since;		/* ms: memory short since */
 	int64_t			 killed_at;	/* ms: the last victim's, or 0 */
+	int			 nudged;	/* sandboxd told to end it */
 	int			 released;
 };
 
@@ -76,6 +81,7 @@ struct proc {
 static TAILQ_HEAD(, guard)	 guards = TAILQ_HEAD_INITIALIZER(guards);
 static struct event_base	*gbase;
 static void			(*gkilled)(const char *);
+static void			(*gstuck)(const char *);
 static int			 guard_v2;	/* cgroup v2: proc_read() */
 
 static void	guard_check(struct guard *);
@@ -228,7 +234,15 @@ guard_choose(struct guard *g)
 		best = prog;
 	if (best == -1)
 		guard_release(g, "no process to choose");
-	else if (ps[best].top == -1) {
+	else if (ps[best].top == -1 && g->killed_at != 0 && !g->nudged) {
+		log_warnx("sandbox %s: out of memory: the killed program's "
+		    "memory has not come back (gVisor's pid %d holds %llu "
+		    "KiB); it is ended through gVisor's kernel", g->id,
+		    (int)ps[best].pid, (unsigned long long)ps[best].kib);
+		g->nudged = 1;
+		g->killed_at = guard_ms();
+		gstuck(g->id);
+	} else if (ps[best].top == -1) {
 		(void)str_fmt(why, sizeof(why), "gVisor's own processes are "
 		    "the biggest (pid %d, %llu KiB; a program's, %llu KiB)",
 		    (int)ps[best].pid, (unsigned long long)ps[best].kib,
@@ -250,6 +264,7 @@ guard_check(struct guard *g)
 	if (!cgroup_oom_waiting(g->id)) {
 		g->since = 0;
 		g->killed_at = 0;
+		g->nudged = 0;
 		return;
 	}
 	if (g->since == 0)
@@ -290,10 +305,12 @@ guard_timer(evutil_socket_t fd, short events, void *arg)
 }
 
 void
-guard_init(struct event_base *base, void (*killed)(const char *))
+guard_init(struct event_base *base, void (*killed)(const char *),
+    void (*stuck)(const char *))
 {
 	gbase = base;
 	gkilled = killed;
+	gstuck = stuck;
 	guard_v2 = strcmp(cgroup_version(), "v2") == 0;
 }
 

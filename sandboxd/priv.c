@@ -1799,6 +1799,17 @@ priv_oom_killed(const char *id)
 	imsgev_compose(&piev, IMSG_PRIV_OOM, 0, -1, &r, sizeof(r));
 }
 
+/* The killed program's memory has not come back: sandboxd ends it. */
+static void
+priv_oom_stuck(const char *id)
+{
+	struct priv_result	 r;
+
+	memset(&r, 0, sizeof(r));
+	str_copy(r.id, id, sizeof(r.id));
+	imsgev_compose(&piev, IMSG_PRIV_OOM_STUCK, 0, -1, &r, sizeof(r));
+}
+
 static __attribute__((__noreturn__)) void
 priv_main(struct policy *conf, int fd, enum log_dest dest)
 {
@@ -1830,7 +1841,7 @@ priv_main(struct policy *conf, int fd, enum log_dest dest)
 	if (getppid() == 1)
 		exit(1);	/* the main process died already */
 	priv_setup();
-	guard_init(pbase, priv_oom_killed);
+	guard_init(pbase, priv_oom_killed, priv_oom_stuck);
 
 	if ((ev_chld = evsignal_new(pbase, SIGCHLD, priv_sigchld, NULL)) ==
 	    NULL || evsignal_add(ev_chld, NULL) == -1)

@@ -515,6 +515,9 @@ sandbox_priv_dispatch(struct imsg *imsg)
 	case IMSG_PRIV_OOM:
 		sb->oom_killed++;
 		break;
+	case IMSG_PRIV_OOM_STUCK:
+		exec_oom_stuck(sb);
+		break;
 	case IMSG_PRIV_WIPED:
 		reuse_priv_wiped(sb, &r);
 		break;

@@ -271,6 +271,8 @@ void		 exec_release(struct exec *);
 void		 exec_init_dispatch(struct sandbox *, struct imsg *);
 /* The container went away: every exec ends now. */
 void		 exec_sandbox_gone(struct sandbox *, const char *);
+/* Under runsc: the guard's victim has not gone; end the sandbox's execs. */
+void		 exec_oom_stuck(struct sandbox *);
 uint32_t	 exec_count(const struct sandbox *);
 
 /* fileop.c */
@@ -324,7 +326,8 @@ void		 probe_free_all(void);
 
 /* cgroup.c */
 /* guard.c: in the privileged helper, for containers under runsc. */
-void		 guard_init(struct event_base *, void (*)(const char *));
+void		 guard_init(struct event_base *, void (*)(const char *),
+		    void (*)(const char *));
 int		 guard_start(const char *);
 void		 guard_stop(const char *);
 void		 guard_stop_all(void);
