@@ -1787,27 +1787,30 @@ priv_shutdown(void)
 	cgroup_cleanup(1);
 }
 
-/* The guard is about to kill a program for memory: tell sandboxd first. */
+/* The guard's word about sandbox id to sandboxd, written at once. */
 static void
-priv_oom_killed(const char *id)
+priv_oom_send(uint32_t type, const char *id)
 {
 	struct priv_result	 r;
 
 	memset(&r, 0, sizeof(r));
 	str_copy(r.id, id, sizeof(r.id));
-	/* Written at once: before the kill, so before its exec ends. */
-	imsgev_compose(&piev, IMSG_PRIV_OOM, 0, -1, &r, sizeof(r));
+	imsgev_compose(&piev, type, 0, -1, &r, sizeof(r));
+}
+
+/* About to kill a program for memory: before the kill, so before its
+ * exec ends. */
+static void
+priv_oom_killed(const char *id)
+{
+	priv_oom_send(IMSG_PRIV_OOM, id);
 }
 
 /* The killed program's memory has not come back: sandboxd ends it. */
 static void
 priv_oom_stuck(const char *id)
 {
-	struct priv_result	 r;
-
-	memset(&r, 0, sizeof(r));
-	str_copy(r.id, id, sizeof(r.id));
-	imsgev_compose(&piev, IMSG_PRIV_OOM_STUCK, 0, -1, &r, sizeof(r));
+	priv_oom_send(IMSG_PRIV_OOM_STUCK, id);
 }
 
 static __attribute__((__noreturn__)) void
