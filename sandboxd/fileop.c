@@ -41,15 +41,25 @@ fileop_free(struct fileop *op)
 	free(op);
 }
 
+/* sb's operations sent to sandbox-init and not yet done. */
+static int
+fileop_in_flight(const struct sandbox *sb)
+{
+	const struct fileop	*op;
+	int			 sent = 0;
+
+	TAILQ_FOREACH(op, &sb->fileops, entry)
+		sent += op->sent;
+	return sent;
+}
+
 /* Operations in flight never exceed what sandbox-init allows. */
 static void
 fileop_next(struct sandbox *sb)
 {
 	struct fileop	*op;
-	int		 sent = 0;
+	int		 sent = fileop_in_flight(sb);
 
-	TAILQ_FOREACH(op, &sb->fileops, entry)
-		sent += op->sent;
 	TAILQ_FOREACH(op, &sb->fileops, entry) {
 		if (sent >= INIT_OPS_MAX || sb->state != SB_RUNNING)
 			return;
@@ -237,11 +247,8 @@ fileop_expect(struct sandbox *sb, struct job *job, uint32_t type,
     const struct init_file *hdr, uint32_t *id)
 {
 	struct fileop	*op;
-	int		 sent = 0;
 
-	TAILQ_FOREACH(op, &sb->fileops, entry)
-		sent += op->sent;
-	if (sent >= INIT_OPS_MAX || sb->state != SB_RUNNING)
+	if (fileop_in_flight(sb) >= INIT_OPS_MAX || sb->state != SB_RUNNING)
 		return -1;
 	op = fileop_new(sb, job, type, hdr, "");
 	op->sent = 1;

@@ -582,7 +582,7 @@ job_exec(struct job *job, const char *const *argv, size_t argc, int flags,
 	if (job->exec == NULL) {
 		if (spec.list) {
 			fileop_unexpect(job->sb, spec.list_id);
-			job->list_early = 0;
+			job->collect = JOB_COLLECT_NONE;
 		}
 		job_error(job, SBX_E_INTERNAL, 0, "cannot start the command");
 		return -1;
@@ -789,6 +789,15 @@ run_wrote(const struct job *job, const char *path)
 	return 0;
 }
 
+/* The listing of a run's workspace, as init makes it unasked. */
+static void
+collect_listing(struct init_file *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->flags = INIT_F_RECURSIVE;
+	h->size = SBX_LIST_MAX;
+}
+
 /*
  * The workspace is listed once the program has ended, for a client that
  * is still there.  sandbox-init does it unasked as the program ends
@@ -802,12 +811,9 @@ collect_early(struct job *job, uint32_t *id)
 
 	if (job->type != IMSG_SBX_RUN || job->lang == NULL)
 		return -1;
-	memset(&h, 0, sizeof(h));
-	h.flags = INIT_F_RECURSIVE;
-	h.size = SBX_LIST_MAX;
+	collect_listing(&h);
 	if (fileop_expect(job->sb, job, IMSG_INIT_LIST, &h, id) == -1)
 		return -1;
-	job->list_early = 1;
 	job->collect = JOB_COLLECT_LIST;
 	return 0;
 }
@@ -822,14 +828,13 @@ collect_begin(struct job *job)
 	    job->err_code != 0 || job->cl == NULL || job->cancelled ||
 	    job->sb == NULL)
 		return -1;	/* job_finish() lets go of an early listing */
-	if (job->list_early) {
+	if (job->collect == JOB_COLLECT_LIST) {
+		/* Listed by init as the program ended (collect_early()). */
 		if (job->listed)
 			collect_next(job);
 		return 0;	/* else its DONE goes on */
 	}
-	memset(&h, 0, sizeof(h));
-	h.flags = INIT_F_RECURSIVE;
-	h.size = SBX_LIST_MAX;
+	collect_listing(&h);
 	job->collect = JOB_COLLECT_LIST;
 	fileop_start(job->sb, job, IMSG_INIT_LIST, &h, "", NULL);
 	return 0;

@@ -98,8 +98,7 @@ struct job {
 
 	/* RUN, after the program: what it made (SBX_CREATED_MAX) */
 	int			 collect;	/* JOB_COLLECT_* */
-	int			 list_early;	/* init lists at the end */
-	int			 listed;	/* and did, before the end */
+	int			 listed;	/* LIST done before the end */
 	int64_t			 run_start;	/* seconds since the epoch */
 	uint32_t		 ncreated;
 	char			*pics[SBX_PICTURES_MAX];
